@@ -1,0 +1,141 @@
+"""Sphinx configuration for the hooks-tutorial site (English source, zh_CN via gettext)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import hooks_tutorial
+
+HERE = Path(__file__).parent.resolve()
+sys.path.insert(0, str(HERE / "_ext"))
+
+project = "hooks-tutorial"
+author = "hooks-tutorial developers"
+copyright = "2026, hooks-tutorial developers"  # noqa: A001
+version = release = hooks_tutorial.__version__
+
+language = "en"  # the zh_CN build passes -D language=zh_CN
+locale_dirs = ["locales/"]
+gettext_compact = False
+gettext_uuid = False
+gettext_location = True
+
+extensions = [
+    "sphinx.ext.autodoc",
+    "sphinx.ext.intersphinx",
+    "sphinx.ext.mathjax",
+    "sphinx.ext.viewcode",
+    "numpydoc",
+    "myst_parser",
+    "sphinx_copybutton",
+    "sphinx_design",
+    "sphinx_gallery.gen_gallery",
+    "sphinx_sitemap",
+    "sphinxext.opengraph",
+    "notfound.extension",
+    "bilingual",  # docs/_ext/bilingual.py: switcher, zh search fix, root redirect
+]
+
+source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
+root_doc = "index"
+exclude_patterns = [
+    "_build",
+    "locales",
+    "Thumbs.db",
+    ".DS_Store",
+    "auto_examples/**/GALLERY_HEADER.rst",
+    "sg_execution_times.rst",
+]
+templates_path = ["_templates"]
+nitpicky = False
+
+# -- MyST ---------------------------------------------------------------------
+myst_enable_extensions = ["colon_fence", "deflist", "dollarmath"]
+myst_heading_anchors = 3
+
+# -- autodoc / numpydoc -------------------------------------------------------
+autodoc_typehints = "none"
+autodoc_member_order = "bysource"
+numpydoc_show_class_members = False
+numpydoc_xref_param_type = False
+numpydoc_validation_checks: set[str] = set()
+
+# -- intersphinx: offline first ----------------------------------------------
+# Checked-in inventories are listed before the URL, so an offline build never
+# touches the network; `nox -s inventories` refreshes them when online.
+intersphinx_mapping = {
+    "python": ("https://docs.python.org/3/", ("_intersphinx/python.inv", None)),
+    "torch": ("https://docs.pytorch.org/docs/stable/", ("_intersphinx/torch.inv", None)),
+}
+intersphinx_mapping = {
+    name: (url, invs)
+    for name, (url, invs) in intersphinx_mapping.items()
+    if (HERE / invs[0]).is_file()
+}
+intersphinx_disabled_reftypes = ["*"]
+intersphinx_timeout = 1
+
+# -- sphinx-gallery -----------------------------------------------------------
+sphinx_gallery_conf = {
+    "examples_dirs": ["../examples"],
+    "gallery_dirs": ["auto_examples"],
+    "filename_pattern": r"/plot_",
+    "ignore_pattern": r"(__init__|_helpers)\.py",
+    "within_subsection_order": "FileNameSortKey",
+    "download_all_examples": True,
+    "remove_config_comments": True,
+    # run times change on every build: keep them out of pages and catalogs
+    "write_computation_times": False,
+    "min_reported_time": 10**9,
+    "show_memory": False,
+    "backreferences_dir": "gen_modules/backreferences",
+    "doc_module": ("hooks_tutorial",),
+    "reference_url": {"hooks_tutorial": None},
+    "capture_repr": ("_repr_html_", "__repr__"),
+    "matplotlib_animations": False,
+    "only_warn_on_example_error": False,
+    "abort_on_example_error": False,
+    "reset_modules": ("matplotlib", "bilingual.reset_torch"),
+    "plot_gallery": "True",
+    "default_thumb_file": str(HERE / "_static" / "thumb.png"),
+}
+
+# -- HTML ---------------------------------------------------------------------
+html_theme = "pydata_sphinx_theme"
+html_title = "hooks-tutorial"
+html_static_path = ["_static"]
+html_css_files = ["custom.css"]
+html_baseurl = "https://hooks-tutorial.readthedocs.io/"
+html_last_updated_fmt = None
+html_show_sourcelink = False
+html_copy_source = False
+html_theme_options = {
+    "navbar_end": ["lang-switcher", "theme-switcher", "navbar-icon-links"],
+    "secondary_sidebar_items": ["page-toc", "edit-this-page"],
+    "use_edit_page_button": False,
+    "show_toc_level": 2,
+    "navigation_with_keys": False,
+    "footer_start": ["copyright"],
+    "footer_end": ["sphinx-version"],
+}
+html_context = {"default_mode": "auto"}
+
+# Chinese search: jieba segments the text; the user dictionary keeps compound
+# terms (反向传播, 热力图, 类激活图, ...) whole.
+html_search_options = {"dict": str(HERE / "jieba_userdict.txt")}
+
+# sitemap / OpenGraph / 404
+sitemap_url_scheme = "{lang}{link}"
+sitemap_locales = [None]
+ogp_site_url = html_baseurl
+ogp_site_name = "hooks-tutorial"
+ogp_enable_meta_description = True
+ogp_social_cards = {"enable": False}
+notfound_urls_prefix = None
+
+copybutton_prompt_text = r">>> |\.\.\. |\$ "
+copybutton_prompt_is_regexp = True
+copybutton_exclude = ".linenos, .gp, .go"
+
+suppress_warnings = ["config.cache"]

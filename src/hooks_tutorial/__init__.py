@@ -1,0 +1,101 @@
+"""Learn PyTorch hooks by running them, and use them safely.
+
+``hooks_tutorial`` is the small library behind the hooks-tutorial site. It
+records activations and gradients with hooks that never outlive the ``with``
+block that made them, draws Grad-CAM-family heatmaps, and generates the
+offline data, models and training loop that the tutorial pages use.
+
+Importing the package is cheap: every public name is loaded on first use.
+"""
+
+from __future__ import annotations
+
+import importlib
+from importlib.metadata import PackageNotFoundError, version
+from typing import TYPE_CHECKING, Any
+
+try:
+    __version__ = version("hooks-tutorial")
+except PackageNotFoundError:  # pragma: no cover - running from a source tree
+    __version__ = "0+unknown"
+
+# Public name -> submodule that defines it. Keep sorted within each group.
+_LAZY: dict[str, str] = {
+    # hook toolkit
+    "HookGroup": "hooks",
+    "count_hooks": "hooks",
+    "remove_all_hooks": "hooks",
+    "resolve_layers": "_layers",
+    "capture_activations": "capture",
+    "capture_gradients": "capture",
+    "trace": "trace",
+    "clip_gradients": "gradtools",
+    "scale_gradients": "gradtools",
+    "detect_anomalies": "gradtools",
+    "AnomalyError": "gradtools",
+    # CAM engine
+    "GradCAM": "cam",
+    "GradCAMPlusPlus": "cam",
+    "XGradCAM": "cam",
+    "LayerCAM": "cam",
+    "HiResCAM": "cam",
+    "ScoreCAM": "cam",
+    "EigenCAM": "cam",
+    "GuidedBackprop": "cam",
+    "GuidedGradCAM": "cam",
+    "token_reshape_transform": "cam",
+    "overlay": "viz",
+    "plot_cams": "viz",
+    # data, models, training
+    "ShapesDataset": "data",
+    "make_shapes": "data",
+    "SimpleCNN": "models",
+    "TinyConvNet": "models",
+    "fit": "training",
+    "Callback": "training",
+    "ProgressPrinter": "training",
+    "History": "training",
+    "EarlyStopping": "training",
+    "pretrained": "pretrained",
+}
+
+__all__ = ["__version__", *sorted(_LAZY)]
+
+
+def __getattr__(name: str) -> Any:
+    module_name = _LAZY.get(name)
+    if module_name is None:
+        msg = f"module 'hooks_tutorial' has no attribute {name!r}"
+        raise AttributeError(msg)
+    value = getattr(importlib.import_module(f"{__name__}.{module_name}"), name)
+    globals()[name] = value  # later look-ups skip __getattr__
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ._layers import resolve_layers
+    from .capture import capture_activations, capture_gradients
+    from .cam import (
+        EigenCAM,
+        GradCAM,
+        GradCAMPlusPlus,
+        GuidedBackprop,
+        GuidedGradCAM,
+        HiResCAM,
+        LayerCAM,
+        ScoreCAM,
+        XGradCAM,
+        token_reshape_transform,
+    )
+    from .data import ShapesDataset, make_shapes
+    from .gradtools import AnomalyError, clip_gradients, detect_anomalies, scale_gradients
+    from .hooks import HookGroup, count_hooks, remove_all_hooks
+    from .models import SimpleCNN, TinyConvNet
+    from .pretrained import pretrained
+    from .trace import trace
+    from .training import Callback, EarlyStopping, History, ProgressPrinter, fit
+    from .viz import overlay, plot_cams

@@ -1,0 +1,143 @@
+"""Find layers of a model by module or by dotted name, with helpful errors."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Sequence
+from typing import TypeAlias
+
+from torch import nn
+
+#: A layer given as a submodule of the model or as its dotted name.
+LayerLike: TypeAlias = "nn.Module | str"
+#: One layer, or a list of them.
+LayersLike: TypeAlias = "nn.Module | str | Sequence[nn.Module | str]"
+
+_SHOWN = 12
+
+
+def _available(names: Sequence[str]) -> str:
+    shown = [n for n in names if n]
+    if len(shown) > _SHOWN:
+        head = ", ".join(shown[: _SHOWN // 2])
+        tail = ", ".join(shown[-_SHOWN // 2 :])
+        return f"{head}, ..., {tail}"
+    return ", ".join(shown)
+
+
+def _lookup_name(model: nn.Module, name: str, names: list[str]) -> nn.Module:
+    modules = dict(model.named_modules())
+    if name in modules and name != "":
+        return modules[name]
+    if name == "":
+        msg = (
+            "an empty layer name refers to the whole model; pass one of its "
+            f"submodules instead. Available: {_available(names)}"
+        )
+        raise ValueError(msg)
+    close = difflib.get_close_matches(name, names, n=3, cutoff=0.5)
+    hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else "."
+    msg = f"no submodule named {name!r}{hint} Available: {_available(names)}"
+    raise ValueError(msg)
+
+
+def _name_of(model: nn.Module, layer: nn.Module) -> str:
+    for name, module in model.named_modules():
+        if module is layer:
+            if name == "":
+                msg = (
+                    f"expected a layer of the model, got the model itself "
+                    f"({type(model).__name__}); pass one of its submodules, for example "
+                    f"{_first_child_name(model)!r}"
+                )
+                raise ValueError(msg)
+            return name
+    msg = (
+        f"the layer {type(layer).__name__} is not part of this model "
+        f"({type(model).__name__}); pass a submodule of the model (for example "
+        f"model.{_first_child_name(model)}) or its dotted name"
+    )
+    raise ValueError(msg)
+
+
+def _first_child_name(model: nn.Module) -> str:
+    return next((n for n, _ in model.named_children()), "<layer>")
+
+
+def resolve_layers(model: nn.Module, layers: LayersLike) -> list[tuple[str, nn.Module]]:
+    """Turn layers given as modules or dotted names into ``(name, module)`` pairs.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        The model that contains the layers.
+    layers : torch.nn.Module, str, or sequence of them
+        A submodule of ``model``, its dotted name as listed by
+        :meth:`torch.nn.Module.named_modules` (``"layer4.1.conv2"``), or a list
+        of such.
+
+    Returns
+    -------
+    list of (str, torch.nn.Module)
+        The dotted name and the module of each layer, in the order given,
+        without duplicates.
+
+    Raises
+    ------
+    TypeError
+        If ``model`` is not a module, or a layer is neither a module nor a string.
+    ValueError
+        If a name is unknown (the message names the closest names), a module is
+        not part of ``model``, ``model`` itself is given as a layer, or the
+        list is empty.
+
+    Examples
+    --------
+    >>> from torch import nn
+    >>> model = nn.Sequential(nn.Conv2d(1, 2, 3), nn.ReLU())
+    >>> resolve_layers(model, "0")
+    [('0', Conv2d(1, 2, kernel_size=(3, 3), stride=(1, 1)))]
+    >>> resolve_layers(model, "conv")
+    Traceback (most recent call last):
+    ...
+    ValueError: no submodule named 'conv'. Available: 0, 1
+    """
+    if not isinstance(model, nn.Module):
+        msg = (
+            f"expected the model as an nn.Module, got {type(model).__name__}; "
+            "pass the model first and the layer(s) second"
+        )
+        raise TypeError(msg)
+    items: Iterable[object]
+    if isinstance(layers, (str, nn.Module)):
+        items = [layers]
+    elif isinstance(layers, Sequence):
+        items = list(layers)
+        if not items:
+            msg = "no layers given; pass at least one layer (a submodule or its dotted name)"
+            raise ValueError(msg)
+    else:
+        msg = (
+            f"expected a layer as an nn.Module or a dotted name (str), or a list of them, "
+            f"got {type(layers).__name__}"
+        )
+        raise TypeError(msg)
+
+    names = [n for n, _ in model.named_modules() if n]
+    resolved: list[tuple[str, nn.Module]] = []
+    seen: set[int] = set()
+    for item in items:
+        if isinstance(item, str):
+            pair = (item, _lookup_name(model, item, names))
+        elif isinstance(item, nn.Module):
+            pair = (_name_of(model, item), item)
+        else:
+            msg = (
+                f"expected a layer as an nn.Module or a dotted name (str), "
+                f"got {type(item).__name__}"
+            )
+            raise TypeError(msg)
+        if id(pair[1]) not in seen:
+            seen.add(id(pair[1]))
+            resolved.append(pair)
+    return resolved
