@@ -1,3 +1,7 @@
+#!/usr/bin/env -S uv run --script
+# /// script
+# dependencies = ["nox>=2025.2.9"]
+# ///
 """Developer tasks. Needs only Python and nox: ``pip install nox``.
 
 - ``nox -s tests``         run the test suite
@@ -61,12 +65,35 @@ def docs(session: nox.Session) -> None:
     """
     install(session, "docs", "test")
     session.env["PYTHONHASHSEED"] = "0"
-    session.run(*SPHINX, "-b", "html", "-d", str(BUILD / "doctrees" / "en"),
-                str(DOCS), str(BUILD / "html" / "en"))
-    session.run(*SPHINX, "-b", "gettext", "-d", str(BUILD / "doctrees" / "gettext"),
-                str(DOCS), str(BUILD / "gettext"))
-    session.run(*SPHINX, "-b", "html", "-D", "language=zh_CN",
-                "-d", str(BUILD / "doctrees" / "zh_CN"), str(DOCS), str(BUILD / "html" / "zh_CN"))
+    session.run(
+        *SPHINX,
+        "-b",
+        "html",
+        "-d",
+        str(BUILD / "doctrees" / "en"),
+        str(DOCS),
+        str(BUILD / "html" / "en"),
+    )
+    session.run(
+        *SPHINX,
+        "-b",
+        "gettext",
+        "-d",
+        str(BUILD / "doctrees" / "gettext"),
+        str(DOCS),
+        str(BUILD / "gettext"),
+    )
+    session.run(
+        *SPHINX,
+        "-b",
+        "html",
+        "-D",
+        "language=zh_CN",
+        "-d",
+        str(BUILD / "doctrees" / "zh_CN"),
+        str(DOCS),
+        str(BUILD / "html" / "zh_CN"),
+    )
     shutil.copyfile(DOCS / "_root" / "index.html", BUILD / "html" / "index.html")
     session.run("python", "docs/tools/i18n.py", "check", str(BUILD / "gettext"), str(LOCALES))
     session.run("pytest", "tests/test_site.py", "-p", "no:cacheprovider")
@@ -77,15 +104,45 @@ def docs(session: nox.Session) -> None:
 def translations(session: nox.Session) -> None:
     """Regenerate the .pot files and update the zh_CN .po catalogs (sphinx-intl)."""
     install(session, "docs")
-    session.run(*SPHINX, "-b", "html", "-d", str(BUILD / "doctrees" / "en"),
-                str(DOCS), str(BUILD / "html" / "en"))
-    session.run(*SPHINX, "-b", "gettext", "-d", str(BUILD / "doctrees" / "gettext"),
-                str(DOCS), str(BUILD / "gettext"))
-    session.run("sphinx-intl", "update", "-p", str(BUILD / "gettext"), "-l", "zh_CN",
-                "-d", str(DOCS / "locales"), "-w", "0")
+    session.run(
+        *SPHINX,
+        "-b",
+        "html",
+        "-d",
+        str(BUILD / "doctrees" / "en"),
+        str(DOCS),
+        str(BUILD / "html" / "en"),
+    )
+    session.run(
+        *SPHINX,
+        "-b",
+        "gettext",
+        "-d",
+        str(BUILD / "doctrees" / "gettext"),
+        str(DOCS),
+        str(BUILD / "gettext"),
+    )
+    session.run(
+        "sphinx-intl",
+        "update",
+        "-p",
+        str(BUILD / "gettext"),
+        "-l",
+        "zh_CN",
+        "-d",
+        str(DOCS / "locales"),
+        "-w",
+        "0",
+    )
     session.run("python", "docs/tools/i18n.py", "fill", str(LOCALES))
-    session.run("python", "docs/tools/i18n.py", "check", str(BUILD / "gettext"), str(LOCALES),
-                success_codes=[0, 1])
+    session.run(
+        "python",
+        "docs/tools/i18n.py",
+        "check",
+        str(BUILD / "gettext"),
+        str(LOCALES),
+        success_codes=[0, 1],
+    )
 
 
 @nox.session(default=True)
@@ -95,12 +152,25 @@ def lint(session: nox.Session) -> None:
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
     session.run("mypy")
-    session.run("sphinx-lint", "docs", "examples", "--ignore", "docs/_build",
-                "--ignore", "docs/auto_examples", "--ignore", "docs/locales")
+    session.run(
+        "sphinx-lint",
+        "docs",
+        "examples",
+        "--ignore",
+        "docs/_build",
+        "--ignore",
+        "docs/auto_examples",
+        "--ignore",
+        "docs/locales",
+    )
     session.run("repo-review", ".")
     session.run("check-jsonschema", "--builtin-schema", "vendor.readthedocs", ".readthedocs.yaml")
-    session.run("check-jsonschema", "--builtin-schema", "vendor.github-workflows",
-                ".github/workflows/docs.yml")
+    session.run(
+        "check-jsonschema",
+        "--builtin-schema",
+        "vendor.github-workflows",
+        ".github/workflows/docs.yml",
+    )
 
 
 @nox.session(default=False)
@@ -110,3 +180,7 @@ def bench(session: nox.Session) -> None:
     scripts = session.posargs or sorted(str(p) for p in (ROOT / "benchmarks").glob("bench_*.py"))
     for script in scripts:
         session.run("python", script)
+
+
+if __name__ == "__main__":
+    nox.main()

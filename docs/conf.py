@@ -12,7 +12,7 @@ sys.path.insert(0, str(HERE / "_ext"))
 
 project = "hooks-tutorial"
 author = "hooks-tutorial developers"
-copyright = "2026, hooks-tutorial developers"  # noqa: A001
+copyright = "2026, hooks-tutorial developers"
 version = release = hooks_tutorial.__version__
 
 language = "en"  # the zh_CN build passes -D language=zh_CN

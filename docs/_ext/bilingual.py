@@ -57,8 +57,8 @@ def fix_zh_search(app: Sphinx, exception: Exception | None) -> None:
 def reset_torch(gallery_conf: dict[str, Any], fname: str) -> None:
     """Undo global torch state that one example could leak into the next."""
     del gallery_conf, fname
-    import torch
-    from torch.nn.modules import module as nn_module
+    import torch  # noqa: PLC0415 - only the examples' process needs torch
+    from torch.nn.modules import module as nn_module  # noqa: PLC0415
 
     torch.set_grad_enabled(True)
     for name in (

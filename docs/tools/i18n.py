@@ -114,14 +114,14 @@ def check(pot_dir: Path, locale_dir: Path) -> int:
     for pot in sorted(pot_dir.rglob("*.pot")):
         rel = pot.relative_to(pot_dir).with_suffix(".po")
         template = _read(pot)
-        wanted = [
-            m for m in template if m.id and isinstance(m.id, str) and not _docstring_only(m)
-        ]
+        wanted = [m for m in template if m.id and isinstance(m.id, str) and not _docstring_only(m)]
         if not wanted:
             continue
         po = locale_dir / rel
         if not po.is_file():
-            problems.append(f"{rel}: no catalog ({len(wanted)} messages); run `nox -s translations`")
+            problems.append(
+                f"{rel}: no catalog ({len(wanted)} messages); run `nox -s translations`"
+            )
             continue
         catalog = _read(po)
         for m in wanted:

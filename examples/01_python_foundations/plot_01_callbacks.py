@@ -99,7 +99,7 @@ class Button:
 
 save_button = Button("Save")
 save_button.on_click(lambda label: print(f"  saving because {label!r} was clicked"))
-save_button.on_click(lambda label: print("  writing an entry to the log"))
+save_button.on_click(lambda label: print(f"  writing a log entry for {label!r}"))
 save_button.click()
 
 # %%

@@ -59,7 +59,42 @@ _LAZY: dict[str, str] = {
     "pretrained": "pretrained",
 }
 
-__all__ = ["__version__", *sorted(_LAZY)]
+__all__ = [
+    "AnomalyError",
+    "Callback",
+    "EarlyStopping",
+    "EigenCAM",
+    "GradCAM",
+    "GradCAMPlusPlus",
+    "GuidedBackprop",
+    "GuidedGradCAM",
+    "HiResCAM",
+    "History",
+    "HookGroup",
+    "LayerCAM",
+    "ProgressPrinter",
+    "ScoreCAM",
+    "ShapesDataset",
+    "SimpleCNN",
+    "TinyConvNet",
+    "XGradCAM",
+    "__version__",
+    "capture_activations",
+    "capture_gradients",
+    "clip_gradients",
+    "count_hooks",
+    "detect_anomalies",
+    "fit",
+    "make_shapes",
+    "overlay",
+    "plot_cams",
+    "pretrained",
+    "remove_all_hooks",
+    "resolve_layers",
+    "scale_gradients",
+    "token_reshape_transform",
+    "trace",
+]
 
 
 def __getattr__(name: str) -> Any:
@@ -78,7 +113,6 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # pragma: no cover
     from ._layers import resolve_layers
-    from .capture import capture_activations, capture_gradients
     from .cam import (
         EigenCAM,
         GradCAM,
@@ -91,6 +125,7 @@ if TYPE_CHECKING:  # pragma: no cover
         XGradCAM,
         token_reshape_transform,
     )
+    from .capture import capture_activations, capture_gradients
     from .data import ShapesDataset, make_shapes
     from .gradtools import AnomalyError, clip_gradients, detect_anomalies, scale_gradients
     from .hooks import HookGroup, count_hooks, remove_all_hooks

@@ -20,7 +20,13 @@ from torch.utils.hooks import RemovableHandle
 from ._layers import LayersLike, resolve_layers
 from .hooks import HookGroup
 
-__all__ = ["Captures", "MissingCaptureError", "capture_activations", "capture_gradients"]
+__all__ = [
+    "Activations",
+    "Captures",
+    "MissingCaptureError",
+    "capture_activations",
+    "capture_gradients",
+]
 
 V = TypeVar("V")
 
@@ -163,6 +169,37 @@ class Captures(Mapping[str, V], Generic[V]):
         return f"Captures({self._what}; {{{', '.join(parts)}}})"
 
 
+class Activations(Captures[torch.Tensor]):
+    """The :class:`Captures` of :func:`capture_activations`, with the inputs too.
+
+    Attributes
+    ----------
+    inputs : Captures of tuple
+        Each layer's latest positional inputs, as a tuple of detached tensors;
+        recorded only with ``capture_activations(..., inputs=True)``, and
+        reading it otherwise raises :class:`MissingCaptureError` saying so.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from torch import nn
+    >>> model = nn.Sequential(nn.Linear(3, 2))
+    >>> with capture_activations(model, "0", inputs=True) as acts:
+    ...     _ = model(torch.zeros(1, 3))
+    >>> acts.inputs["0"]
+    (tensor([[0., 0., 0.]]),)
+    """
+
+    def __init__(self, pairs: list[tuple[str, nn.Module]], *, inputs: bool) -> None:
+        super().__init__(pairs, what="outputs")
+        hint = (
+            _NOT_RUN_HINT
+            if inputs
+            else "inputs were not recorded: pass inputs=True to capture_activations"
+        )
+        self.inputs: Captures[tuple[Any, ...]] = Captures(pairs, what="inputs", not_run_hint=hint)
+
+
 def _describe(value: object) -> str:
     if isinstance(value, torch.Tensor):
         return f"tensor{tuple(value.shape)}"
@@ -194,7 +231,7 @@ def capture_activations(
     *,
     clone: bool = False,
     inputs: bool = False,
-) -> Iterator[Captures[torch.Tensor]]:
+) -> Iterator[Activations]:
     """Record the outputs (and optionally inputs) of some layers of ``model``.
 
     A forward hook on each layer stores the latest output, detached from the
@@ -222,11 +259,11 @@ def capture_activations(
 
     Yields
     ------
-    Captures
+    Activations
         Mapping from layer name to its latest detached output. For a layer
         whose output is a tuple, list or dict (``nn.LSTM``, for one) the value
         has the same structure with every tensor detached. When
-        ``inputs=True`` the mapping has an ``inputs`` attribute, itself a
+        ``inputs=True`` its ``inputs`` attribute holds the inputs, a
         :class:`Captures` of tuples.
 
     Raises
@@ -260,25 +297,17 @@ def capture_activations(
     KeyError: "'fc' is not one of the captured layers; Captured: 0, 2. To record another layer, add it to the capture call"
     """
     pairs = resolve_layers(model, layers)
-    outputs: Captures[torch.Tensor] = Captures(pairs, what="outputs")
-    input_hint = (
-        _NOT_RUN_HINT
-        if inputs
-        else "inputs were not recorded: pass inputs=True to capture_activations"
-    )
-    recorded_inputs: Captures[tuple[Any, ...]] = Captures(
-        pairs, what="inputs", not_run_hint=input_hint
-    )
-    outputs.inputs = recorded_inputs  # type: ignore[attr-defined]
+    outputs = Activations(pairs, inputs=inputs)
+    recorded_inputs = outputs.inputs
 
     def output_hook(name: str) -> Any:
-        def hook(module: nn.Module, args: tuple[Any, ...], output: Any) -> None:
+        def hook(_module: nn.Module, _args: tuple[Any, ...], output: Any) -> None:
             outputs._record(name, _detach(output, clone))
 
         return hook
 
     def input_hook(name: str) -> Any:
-        def hook(module: nn.Module, args: tuple[Any, ...]) -> None:
+        def hook(_module: nn.Module, args: tuple[Any, ...]) -> None:
             recorded_inputs._record(name, _detach(args, clone))
 
         return hook
@@ -388,7 +417,7 @@ def capture_gradients(model: nn.Module, layers: LayersLike) -> Iterator[Captures
         return hook
 
     def forward_hook(name: str) -> Any:
-        def hook(module: nn.Module, args: tuple[Any, ...], output: Any) -> None:
+        def hook(module: nn.Module, _args: tuple[Any, ...], output: Any) -> None:
             ran.add(name)
             if not isinstance(output, torch.Tensor):
                 msg = (
