@@ -38,7 +38,8 @@ class TraceRow(NamedTuple):
         forward pre-hook and the forward hook. One call, no warm-up: a rough
         guide to where time goes, not a benchmark.
     depth : int
-        Nesting depth (0 for the model's children).
+        Number of traced calls this call ran inside: always 0 with
+        ``leaves_only=True``; otherwise 0 for the model, 1 for its children...
 
     Examples
     --------
@@ -142,11 +143,11 @@ class TraceResult(Sequence[TraceRow]):
         >>> from torch import nn
         >>> model = nn.Sequential(nn.Conv2d(1, 4, 3), nn.ReLU(), nn.Flatten())
         >>> print(trace(model, torch.zeros(2, 1, 5, 5)).to_text(times=False))
-        name  type    input         output        params
-        0     Conv2d  [2, 1, 5, 5]  [2, 4, 3, 3]      40
-        1     ReLU    [2, 4, 3, 3]  [2, 4, 3, 3]       0
-        2     Flatten [2, 4, 3, 3]  [2, 36]            0
-        total                                         40
+        name   type     input         output        params
+        0      Conv2d   [2, 1, 5, 5]  [2, 4, 3, 3]      40
+        1      ReLU     [2, 4, 3, 3]  [2, 4, 3, 3]       0
+        2      Flatten  [2, 4, 3, 3]  [2, 36]            0
+        total                                           40
         """
         header = ["name", "type", "input", "output", "params"]
         if times:
@@ -229,43 +230,39 @@ def trace(
     >>> [(r.name, r.type, r.output_shapes, r.params) for r in result]
     [('0', 'Linear', ((8, 4),), 16), ('1', 'ReLU', ((8, 4),), 0), ('2', 'Linear', ((8, 2),), 10)]
     >>> print(result.to_text(times=False))
-    name  type    input   output  params
-    0     Linear  [8, 3]  [8, 4]      16
-    1     ReLU    [8, 4]  [8, 4]       0
-    2     Linear  [8, 4]  [8, 2]      10
-    total                             26
+    name   type    input   output  params
+    0      Linear  [8, 3]  [8, 4]      16
+    1      ReLU    [8, 4]  [8, 4]       0
+    2      Linear  [8, 4]  [8, 2]      10
+    total                              26
     """
     _check_model(model)
     args = example_input if isinstance(example_input, tuple) else (example_input,)
     names = {id(m): n for n, m in model.named_modules()}
-    depth_of = {n: (n.count(".") if n else -1) + (0 if n else 1) for n in names.values()}
-    rows: list[TraceRow] = []
-    starts: dict[int, list[tuple[float, tuple[Shape, ...]]]] = {}
+    slots: list[TraceRow | None] = []  # filled in call order (pre-order)
+    open_calls: list[tuple[int, float, tuple[Shape, ...]]] = []  # stack of running calls
 
-    def pre_hook(module: nn.Module, inputs: tuple[Any, ...]) -> None:
-        starts.setdefault(id(module), []).append((time.perf_counter(), _shapes(inputs)))
+    def pre_hook(_module: nn.Module, inputs: tuple[Any, ...]) -> None:
+        slots.append(None)
+        open_calls.append((len(slots) - 1, time.perf_counter(), _shapes(inputs)))
 
     def post_hook(module: nn.Module, _inputs: tuple[Any, ...], output: Any) -> None:
         end = time.perf_counter()
-        start, in_shapes = starts[id(module)].pop()
-        name = names[id(module)]
-        rows.append(
-            TraceRow(
-                name=name,
-                type=type(module).__name__,
-                input_shapes=in_shapes,
-                output_shapes=_shapes(output),
-                params=sum(p.numel() for p in module.parameters()),
-                time_ms=(end - start) * 1e3,
-                depth=0 if leaves_only else depth_of[name],
-            )
+        index, start, in_shapes = open_calls.pop()
+        slots[index] = TraceRow(
+            name=names[id(module)],
+            type=type(module).__name__,
+            input_shapes=in_shapes,
+            output_shapes=_shapes(output),
+            params=sum(p.numel() for p in module.parameters()),
+            time_ms=(end - start) * 1e3,
+            depth=len(open_calls),
         )
 
-    modules = [
-        m
-        for n, m in model.named_modules()
-        if not leaves_only or (next(m.children(), None) is None and (n or m is model))
-    ]
+    if leaves_only:
+        modules = [m for m in model.modules() if next(m.children(), None) is None]
+    else:
+        modules = list(model.modules())
     with HookGroup() as group:
         for module in modules:
             group.forward_pre(module, pre_hook)
@@ -275,26 +272,9 @@ def trace(
         with context:
             model(*args)
         total_ms = (time.perf_counter() - start) * 1e3
-    if not leaves_only:
-        rows = _preorder(rows)
+    rows = [row for row in slots if row is not None]
     total_params = sum(p.numel() for p in model.parameters())
     return TraceResult(rows, total_params, total_ms)
-
-
-def _preorder(rows: list[TraceRow]) -> list[TraceRow]:
-    """Reorder post-order rows (children finish first) so parents come first."""
-    out: list[TraceRow] = []
-    pending: list[TraceRow] = []
-    for row in rows:
-        children = [r for r in pending if r.depth > row.depth]
-        pending = [r for r in pending if r.depth <= row.depth]
-        pending.append(row)
-        if children:
-            pending[-1:] = [row]
-            out_rows = [row, *children]
-            pending = pending[:-1] + out_rows
-    out.extend(pending)
-    return out
 
 
 def _check_model(model: object) -> None:
