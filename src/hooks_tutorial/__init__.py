@@ -22,18 +22,26 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree
 # Public name -> submodule that defines it. Keep sorted within each group.
 _LAZY: dict[str, str] = {
     # hook toolkit
+    "HookCounts": "hooks",
     "HookGroup": "hooks",
+    "HookReport": "hooks",
     "count_hooks": "hooks",
     "remove_all_hooks": "hooks",
     "resolve_layers": "_layers",
+    "Activations": "capture",
+    "Captures": "capture",
+    "MissingCaptureError": "capture",
     "capture_activations": "capture",
     "capture_gradients": "capture",
+    "TraceResult": "trace",
+    "TraceRow": "trace",
     "trace": "trace",
     "clip_gradients": "gradtools",
     "scale_gradients": "gradtools",
     "detect_anomalies": "gradtools",
     "AnomalyError": "gradtools",
     # CAM engine
+    "CAM": "cam",
     "GradCAM": "cam",
     "GradCAMPlusPlus": "cam",
     "XGradCAM": "cam",
@@ -60,8 +68,11 @@ _LAZY: dict[str, str] = {
 }
 
 __all__ = [
+    "CAM",
+    "Activations",
     "AnomalyError",
     "Callback",
+    "Captures",
     "EarlyStopping",
     "EigenCAM",
     "GradCAM",
@@ -70,13 +81,18 @@ __all__ = [
     "GuidedGradCAM",
     "HiResCAM",
     "History",
+    "HookCounts",
     "HookGroup",
+    "HookReport",
     "LayerCAM",
+    "MissingCaptureError",
     "ProgressPrinter",
     "ScoreCAM",
     "ShapesDataset",
     "SimpleCNN",
     "TinyConvNet",
+    "TraceResult",
+    "TraceRow",
     "XGradCAM",
     "__version__",
     "capture_activations",
@@ -114,6 +130,7 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:  # pragma: no cover
     from ._layers import resolve_layers
     from .cam import (
+        CAM,
         EigenCAM,
         GradCAM,
         GradCAMPlusPlus,
@@ -125,12 +142,18 @@ if TYPE_CHECKING:  # pragma: no cover
         XGradCAM,
         token_reshape_transform,
     )
-    from .capture import capture_activations, capture_gradients
+    from .capture import (
+        Activations,
+        Captures,
+        MissingCaptureError,
+        capture_activations,
+        capture_gradients,
+    )
     from .data import ShapesDataset, make_shapes
     from .gradtools import AnomalyError, clip_gradients, detect_anomalies, scale_gradients
-    from .hooks import HookGroup, count_hooks, remove_all_hooks
+    from .hooks import HookCounts, HookGroup, HookReport, count_hooks, remove_all_hooks
     from .models import SimpleCNN, TinyConvNet
     from .pretrained import pretrained
-    from .trace import trace
+    from .trace import TraceResult, TraceRow, trace
     from .training import Callback, EarlyStopping, History, ProgressPrinter, fit
     from .viz import overlay, plot_cams

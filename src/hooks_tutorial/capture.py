@@ -37,10 +37,11 @@ _NOT_RUN_HINT = (
 
 
 class MissingCaptureError(KeyError):
-    """A layer was captured but has no recorded value.
+    """A layer has no recorded value.
 
     Raised when reading a layer that did not run during the forward pass (or,
-    for gradients, that no backward pass reached). A subclass of
+    for gradients, that no backward pass reached), or one that was not
+    captured at all. A subclass of
     :class:`KeyError`, so ``dict``-style code that catches ``KeyError`` keeps
     working; unlike ``KeyError`` its message is printed without quotes.
 
@@ -73,9 +74,8 @@ class Captures(Mapping[str, V], Generic[V]):
     Raises
     ------
     MissingCaptureError
-        When reading a requested layer that has no value (it did not run).
-    KeyError
-        When reading a layer that was not requested.
+        A :class:`KeyError`, when reading a requested layer that has no value
+        (it did not run), or a layer that was not requested.
 
     Examples
     --------
@@ -120,7 +120,7 @@ class Captures(Mapping[str, V], Generic[V]):
                     f"the module {type(key).__name__} is not one of the captured layers "
                     f"({', '.join(self.layers)}); pass it to the capture function first"
                 )
-                raise KeyError(msg)
+                raise MissingCaptureError(msg)
             return name
         if isinstance(key, str) and key in self.layers:
             return key
@@ -130,7 +130,7 @@ class Captures(Mapping[str, V], Generic[V]):
             f"{key!r} is not one of the captured layers; {hint}Captured: "
             f"{', '.join(self.layers)}. To record another layer, add it to the capture call"
         )
-        raise KeyError(msg)
+        raise MissingCaptureError(msg)
 
     def __getitem__(self, key: str | nn.Module) -> V:
         name = self._name(key)
@@ -294,7 +294,7 @@ def capture_activations(
     >>> acts["fc"]
     Traceback (most recent call last):
     ...
-    KeyError: "'fc' is not one of the captured layers; Captured: 0, 2. To record another layer, add it to the capture call"
+    hooks_tutorial.capture.MissingCaptureError: 'fc' is not one of the captured layers; Captured: 0, 2. To record another layer, add it to the capture call
     """
     pairs = resolve_layers(model, layers)
     outputs = Activations(pairs, inputs=inputs)

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal, TypeAlias, get_args
+from typing import Literal, TypeAlias, cast, get_args
 
 import numpy as np
 import numpy.typing as npt
@@ -314,8 +314,8 @@ def _contrasting(rng: np.random.Generator, background: _F64, n: int) -> _F64:
 
 def _boxes(masks: _BOOL) -> _INT:
     """Boxes ``(x0, y0, x1, y1)`` with exclusive ends for masks ``[..., H, W]``."""
-    rows = masks.any(axis=-1)
-    cols = masks.any(axis=-2)
+    rows: _BOOL = np.any(masks, axis=-1)
+    cols: _BOOL = np.any(masks, axis=-2)
     height, width = masks.shape[-2:]
     y0 = rows.argmax(axis=-1)
     y1 = height - rows[..., ::-1].argmax(axis=-1)
@@ -450,13 +450,20 @@ def make_shapes(
     texture += noise_bytes * step.astype(np.float32)[:, None, None]
 
     # --- paint: clutter, then objects, then the cue; later items cover earlier ones ----
-    # `images` is channels-last while painting, so a pixel's colour is one contiguous row
-    images = np.empty((n, size * size, 3), dtype=np.float32)
-    np.add(texture.reshape(n, -1, 1), colour.astype(np.float32)[:, None, :], out=images)
+    images = np.empty((n, 3, size * size), dtype=np.float32)
+    np.add(texture.reshape(n, 1, -1), colour.astype(np.float32)[:, :, None], out=images)
     np.clip(images, 0.0, 1.0, out=images)
+    flat_images = images.reshape(-1)
+
+    def paint(rows: _INT, pixels: _INT, colours: npt.NDArray[np.float64]) -> None:
+        """Give pixel ``pixels[j]`` of image ``rows[j]`` the colour ``colours[rows[j]]``."""
+        start = rows * (3 * size * size) + pixels
+        for channel in range(3):
+            flat_images[start + channel * size * size] = colours[rows, channel]
+
     for _ in range(clutter):
         rows, pixels = _draw_clutter(rng, n, size)
-        images[rows, pixels] = rng.uniform(0, 1, (n, 3)).astype(np.float32)[rows]
+        paint(rows, pixels, rng.uniform(0, 1, (n, 3)))
 
     labels = np.zeros((n, n_objects), dtype=np.int64)
     labels[:, 0] = rng.integers(0, num_classes, n)
@@ -482,7 +489,7 @@ def make_shapes(
         angle = rng.uniform(0, 2 * math.pi, n)
         rows, pixels = _draw_objects(labels[:, k], cx, cy, radius, angle, size)
         object_masks[rows, k, pixels] = True
-        images[rows, pixels] = _contrasting(rng, colour, n).astype(np.float32)[rows]
+        paint(rows, pixels, _contrasting(rng, colour, n))
 
     cue_masks = np.zeros((n, size * size), dtype=bool)
     cue_labels = np.full(n, -1, dtype=np.int64)
@@ -498,20 +505,19 @@ def make_shapes(
         pixels = (y0[:, None] + square)[:, :, None] * size + (x0[:, None] + square)[:, None, :]
         rows = np.broadcast_to(np.arange(n)[:, None, None], pixels.shape)
         cue_masks[rows, pixels] = True
-        images[rows, pixels] = np.asarray(CUE_COLOURS, dtype=np.float32)[cue_labels][rows]
+        paint(rows.reshape(-1), pixels.reshape(-1), np.asarray(CUE_COLOURS)[cue_labels])
         object_masks &= ~cue_masks[:, None]  # the cue covers what lies under it
 
-    images_nchw = np.ascontiguousarray(images.reshape(n, size, size, 3).transpose(0, 3, 1, 2))
-    object_masks = object_masks.reshape(n, n_objects, size, size)
-    object_boxes = _boxes(object_masks)
+    object_masks_2d = object_masks.reshape(n, n_objects, size, size)
+    object_boxes = _boxes(object_masks_2d)
     object_labels = torch.from_numpy(labels)
-    object_masks_t = torch.from_numpy(object_masks)
+    object_masks_t = torch.from_numpy(object_masks_2d)
     object_boxes_t = torch.from_numpy(object_boxes)
     return ShapesData(
-        images=torch.from_numpy(images_nchw),
-        labels=object_labels[:, 0],
-        masks=object_masks_t[:, 0],
-        boxes=object_boxes_t[:, 0],
+        images=torch.from_numpy(images.reshape(n, 3, size, size)),
+        labels=object_labels[:, 0].contiguous(),
+        masks=object_masks_t[:, 0].contiguous(),
+        boxes=object_boxes_t[:, 0].contiguous(),
         object_labels=object_labels,
         object_masks=object_masks_t,
         object_boxes=object_boxes_t,
@@ -596,7 +602,7 @@ class ShapesDataset(Dataset[tuple[Tensor, Tensor]]):
         TypeError
             If ``data`` is not a :class:`ShapesData`.
         """
-        if not isinstance(data, ShapesData):
+        if not isinstance(cast("object", data), ShapesData):
             msg = f"from_data expects the ShapesData that make_shapes returns, got {type(data).__name__}"
             raise TypeError(msg)
         dataset = cls.__new__(cls)

@@ -86,14 +86,14 @@ def _parameters(target: object, layers: LayersLike | None, *, what: str) -> list
     return unique
 
 
-def _positive(name: str, value: object, *, allow_zero: bool = False) -> float:
+def _positive(name: str, value: object, *, allow_inf: bool = False) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         msg = f"{name} must be a number, got {type(value).__name__}"
         raise TypeError(msg)
     number = float(value)
-    if not math.isfinite(number) or number < 0 or (number == 0 and not allow_zero):
-        bound = "non-negative" if allow_zero else "positive"
-        msg = f"{name} must be a finite {bound} number, got {value!r}"
+    if math.isnan(number) or number <= 0 or (math.isinf(number) and not allow_inf):
+        kind = "positive number (or math.inf)" if allow_inf else "finite positive number"
+        msg = f"{name} must be a {kind}, got {value!r}"
         raise ValueError(msg)
     return number
 
@@ -245,7 +245,7 @@ def clip_gradients(
         raise ValueError(msg)
     norm_bound = None if max_norm is None else _positive("max_norm", max_norm)
     value_bound = None if max_value is None else _positive("max_value", max_value)
-    p_norm = _positive("norm_type", norm_type)
+    p_norm = _positive("norm_type", norm_type, allow_inf=True)
     params = _parameters(target, layers, what="clip")
     for i, p in enumerate(params):
         if not p.is_leaf:

@@ -9,7 +9,7 @@ carries (handy in tests and when debugging a leak), and
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -61,7 +61,7 @@ class HookGroup:
     0
     """
 
-    def __init__(self, handles: list[RemovableHandle] | None = None) -> None:
+    def __init__(self, handles: Iterable[RemovableHandle] | None = None) -> None:
         self._handles: list[RemovableHandle] = list(handles or [])
 
     # -- collecting -------------------------------------------------------

@@ -9,7 +9,7 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias
+from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias, cast
 
 import torch
 import torch.nn.functional as F
@@ -29,6 +29,17 @@ ReshapeTransform: TypeAlias = "Callable[[Tensor], Tensor]"
 
 
 # -- checks ------------------------------------------------------------------
+def positive_int(value: object, name: str, *, allow_none: bool = False) -> int | None:
+    """Return ``value`` if it is a positive int (or ``None`` when allowed), else raise."""
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        extra = "None or " if allow_none else ""
+        msg = f"{name} must be {extra}a positive int, got {value!r}"
+        raise ValueError(msg)
+    return value
+
+
 def check_input(x: object) -> Tensor:
     """Return ``x`` if it is a batch of images ``[B, C, H, W]``, else raise."""
     if not isinstance(x, Tensor):
@@ -112,7 +123,7 @@ def check_logits(output: object, batch: int) -> Tensor:
     return output
 
 
-def class_indices(logits: Tensor, target: Target, batch: int) -> Tensor:
+def class_indices(logits: Tensor, target: object, batch: int) -> Tensor:
     """Turn ``target`` (None, int, sequence or tensor) into class indices ``[B]``."""
     n_classes = logits.shape[1]
     if target is None:
@@ -161,7 +172,7 @@ def class_indices(logits: Tensor, target: Target, batch: int) -> Tensor:
     return idx
 
 
-def resolve_target(output: object, target: Target, batch: int) -> tuple[Tensor, Tensor | None]:
+def resolve_target(output: object, target: object, batch: int) -> tuple[Tensor, Tensor | None]:
     """Return the score per image ``[B]`` and the class indices (``None`` for a callable)."""
     if callable(target):
         scores = target(output)
@@ -253,7 +264,7 @@ class BaseCAM:
     ) -> None:
         self.model = model
         self.layers = resolve_layers(model, target_layer)
-        if reshape_transform is not None and not callable(reshape_transform):
+        if reshape_transform is not None and not callable(cast("object", reshape_transform)):
             msg = (
                 f"reshape_transform must be a callable mapping the layer output to "
                 f"[B, C, h, w], got {type(reshape_transform).__name__}"
@@ -378,9 +389,7 @@ class BaseCAM:
         records.append(kept)
         return kept.clone()
 
-    def _run(
-        self, x: Tensor, target: Target, *, gradients: bool, scored: bool = True
-    ) -> Capture:
+    def _run(self, x: Tensor, target: Target, *, gradients: bool, scored: bool = True) -> Capture:
         """Run the model once with forward hooks on the target layers (and differentiate)."""
         records: list[list[Tensor]] = [[] for _ in self.layers]
         batch = x.shape[0]
@@ -388,13 +397,13 @@ class BaseCAM:
         with eval_mode(self.model), grad_mode:
             with self._hooks:
                 for (_, module), record in zip(self.layers, records, strict=True):
-                    self._hooks.forward(
-                        module, functools.partial(self._record, record, gradients)
-                    )
+                    self._hooks.forward(module, functools.partial(self._record, record, gradients))
                 output = self.model(x)
             kept = self._last_calls(records)
-            activations = [self._transform(a.detach(), name, batch) for a, (name, _) in
-                           zip(kept, self.layers, strict=True)]
+            activations = [
+                self._transform(a.detach(), name, batch)
+                for a, (name, _) in zip(kept, self.layers, strict=True)
+            ]
             for a, (name, _) in zip(activations, self.layers, strict=True):
                 check_finite(a, f"activations of layer {name!r}")
             if not scored:
@@ -404,8 +413,7 @@ class BaseCAM:
                 return Capture(output, activations, None, indices)
             grads = self._gradients(scores, kept)
         grads = [
-            self._transform(g, name, batch)
-            for g, (name, _) in zip(grads, self.layers, strict=True)
+            self._transform(g, name, batch) for g, (name, _) in zip(grads, self.layers, strict=True)
         ]
         for g, (name, _) in zip(grads, self.layers, strict=True):
             check_finite(g, f"gradients at layer {name!r}")
@@ -443,7 +451,9 @@ class BaseCAM:
             raise RuntimeError(msg)
         # torch.autograd.grad differentiates only down to the captured outputs and
         # never touches the parameters' .grad (unlike .backward()).
-        grads = torch.autograd.grad(scores.sum(), kept, allow_unused=True)
+        grads: tuple[Tensor | None, ...] = torch.autograd.grad(
+            scores.sum(), kept, allow_unused=True
+        )
         out: list[Tensor] = []
         for g, a, (name, _) in zip(grads, kept, self.layers, strict=True):
             if g is None:
@@ -458,16 +468,24 @@ class BaseCAM:
     def _transform(self, t: Tensor, name: str, batch: int) -> Tensor:
         shape_in = tuple(t.shape)
         if self.reshape_transform is not None:
-            t = self.reshape_transform(t)
-            if not isinstance(t, Tensor) or t.dim() != 4 or t.shape[0] != batch:
-                got = tuple(t.shape) if isinstance(t, Tensor) else type(t).__name__
+            reshaped: object = self.reshape_transform(t)
+            if (
+                not isinstance(reshaped, Tensor)
+                or reshaped.dim() != 4
+                or reshaped.shape[0] != batch
+            ):
+                got = (
+                    tuple(reshaped.shape)
+                    if isinstance(reshaped, Tensor)
+                    else type(reshaped).__name__
+                )
                 msg = (
                     f"reshape_transform turned the output of layer {name!r} of shape "
                     f"{shape_in} into {got}; it must return a tensor [B, C, h, w] with "
                     f"B = {batch}"
                 )
                 raise ValueError(msg)
-            return t
+            return reshaped
         if t.dim() != 4:
             hint = (
                 "; for transformer tokens [B, tokens, C] pass "

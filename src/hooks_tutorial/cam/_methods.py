@@ -8,7 +8,7 @@ Notation: :math:`A^k` is channel :math:`k` of the target layer's activation
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, cast
 
 import torch
 from torch import Tensor, nn
@@ -45,8 +45,7 @@ class _GradientCAM(BaseCAM):
         capture = self._run(x, target, gradients=True)
         assert capture.gradients is not None
         maps = [
-            self.formula(a, g)
-            for a, g in zip(capture.activations, capture.gradients, strict=True)
+            self.formula(a, g) for a, g in zip(capture.activations, capture.gradients, strict=True)
         ]
         return [m.clamp(min=0) for m in maps] if self.relu else maps
 
@@ -257,8 +256,8 @@ class XGradCAM(_GradientCAM):
 
     A channel whose activations sum to zero gets weight zero. On global
     average pooling followed by one linear layer the gradient is constant
-    over space, so XGrad-CAM equals Grad-CAM up to the factor :math:`Z`
-    (identical after normalisation).
+    over space, so both weights equal that constant and XGrad-CAM equals
+    Grad-CAM.
 
     Parameters
     ----------
@@ -374,9 +373,7 @@ class CAM(BaseCAM):
     Raises
     ------
     TypeError
-        If ``fc_layer`` has no 2-D ``weight``.
-    ValueError
-        If ``fc_layer`` is given as a list.
+        If a layer is given as a list, or ``fc_layer`` has no 2-D ``weight``.
 
     Notes
     -----
@@ -409,11 +406,14 @@ class CAM(BaseCAM):
         reshape_transform: ReshapeTransform | None = None,
         relu: bool = True,
     ) -> None:
-        if not isinstance(target_layer, (str, nn.Module)) or not isinstance(
-            fc_layer, (str, nn.Module)
+        if not all(
+            isinstance(cast("object", t), (str, nn.Module)) for t in (target_layer, fc_layer)
         ):
-            msg = "CAM takes one target layer and one fc layer (a module or a dotted name each)"
-            raise ValueError(msg)
+            msg = (
+                "CAM takes one target layer and one fc layer (a module or a dotted name "
+                "each), not lists"
+            )
+            raise TypeError(msg)
         super().__init__(model, target_layer, reshape_transform=reshape_transform)
         self.fc_name, self.fc = resolve_layers(model, fc_layer)[0]
         weight = getattr(self.fc, "weight", None)

@@ -16,6 +16,7 @@ from ._base import (
     check_logits,
     eval_mode,
     normalize,
+    positive_int,
     resolve_target,
     upsample,
 )
@@ -107,24 +108,14 @@ class ScoreCAM(BaseCAM):
         relu: bool = True,
     ) -> None:
         super().__init__(model, target_layer, reshape_transform=reshape_transform)
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-            msg = f"batch_size must be a positive int, got {batch_size!r}"
-            raise ValueError(msg)
-        if top_k is not None and (
-            isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1
-        ):
-            msg = f"top_k must be None (score every channel) or a positive int, got {top_k!r}"
-            raise ValueError(msg)
-        self.batch_size = batch_size
-        self.top_k = top_k
+        self.batch_size: int = positive_int(batch_size, "batch_size") or 1
+        self.top_k = positive_int(top_k, "top_k", allow_none=True)
         self.relu = relu
 
     def _maps(self, x: Tensor, target: Target) -> list[Tensor]:
         capture = self._run(x, target, gradients=False)
         with eval_mode(self.model), torch.no_grad():
-            maps = [
-                self._layer_map(x, a, target, capture.indices) for a in capture.activations
-            ]
+            maps = [self._layer_map(x, a, target, capture.indices) for a in capture.activations]
         return [m.clamp(min=0) for m in maps] if self.relu else maps
 
     def channels(self, activations: Tensor) -> Tensor:

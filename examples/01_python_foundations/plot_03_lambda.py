@@ -1,0 +1,329 @@
+"""
+``lambda``: small anonymous functions
+=====================================
+
+Hook code is full of ``lambda``: a one-line function written right where it is
+passed, without a ``def`` and without a name. It is convenient, and it has
+three traps that bite exactly in hook code: loop variables captured too late,
+return values that silently replace a module's output, and models that can no
+longer be saved with ``torch.save``. This page shows the syntax, the good uses,
+and each trap with its fix.
+
+**What you will learn**
+
+- the ``lambda`` syntax, and when a ``def`` is the better choice;
+- how to use ``lambda`` as a ``key=`` function and as a short hook;
+- why hooks registered in a loop all report the last name, and two fixes;
+- why a ``lambda`` forward hook can change a model's output;
+- why a model holding a ``lambda`` hook cannot be pickled.
+
+**Prerequisites**: :doc:`/auto_examples/01_python_foundations/plot_01_callbacks`
+and :doc:`/auto_examples/01_python_foundations/plot_02_callbacks_vs_decorators`.
+"""
+
+# %%
+# Syntax
+# ------
+#
+# ``lambda parameters: expression`` creates a function whose body is a single
+# expression; its value is returned without a ``return`` statement. The course
+# notes' example:
+
+square = lambda x: x**2
+print(square(5))
+
+# %%
+# The parameter list may have several parameters, defaults, or none at all.
+
+add = lambda a, b=10: a + b
+answer = lambda: 42
+print(add(1, 2), add(1), answer())
+
+# %%
+# Binding a ``lambda`` to a name, as above, works, but PEP 8 (Python's style
+# guide) recommends a ``def`` for named functions: it is just as short, and the
+# function knows its own name, which then shows up in tracebacks and reprs.
+
+
+def square_def(x):
+    return x**2
+
+
+print(square.__name__, square_def.__name__)
+print(square(5) == square_def(5))
+
+# %%
+# The body must be one expression: statements such as ``return``, assignments
+# or ``for`` loops are a syntax error. Here we compile such a line as a string
+# to show the error without stopping the page.
+
+try:
+    compile("f = lambda x: return x", "<example>", "exec")
+except SyntaxError as error:
+    print(type(error).__name__, "-", error.msg)
+
+# %%
+# ``lambda`` as a ``key=`` function
+# ---------------------------------
+#
+# The natural home of ``lambda`` is an argument that is used once, such as the
+# ``key`` callback of ``sorted``, ``max`` and ``min``.
+
+scores = {"circle": 0.91, "square": 0.75, "star": 0.98}
+print(sorted(scores, key=lambda name: scores[name], reverse=True))
+print(max(scores.items(), key=lambda item: item[1]))
+
+# %%
+# The same works on a model: sort its layers by their number of parameters.
+
+import torch
+from torch import nn
+
+torch.manual_seed(0)
+model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+by_size = sorted(
+    model.named_children(),
+    key=lambda item: sum(p.numel() for p in item[1].parameters()),
+    reverse=True,
+)
+print([name for name, layer in by_size])
+
+# %%
+# ``lambda`` as a short hook
+# --------------------------
+#
+# A forward hook is called as ``hook(module, args, output)``, so a ``lambda``
+# with three parameters fits. ``print`` returns ``None``, so this hook only
+# reports: a forward hook that returns ``None`` leaves the output unchanged.
+# From here on, parameters that a hook ignores start with ``_``, the Python
+# convention for "unused".
+
+x = torch.randn(2, 4)
+expected = model(x)
+
+layer = model[0]
+handle = layer.register_forward_hook(
+    lambda m, args, out: print(f"{type(m).__name__}: {tuple(args[0].shape)} -> {tuple(out.shape)}")
+)
+result = model(x)
+handle.remove()
+print("output unchanged:", torch.equal(result, expected))
+
+# %%
+# Pitfall 1: late binding in loops
+# --------------------------------
+#
+# A common idea: register one hook per layer, each printing the layer's name.
+# Every ``lambda`` below refers to the *variable* ``name``, not to its value at
+# registration time. The hooks run after the loop has finished, when ``name``
+# holds the last value, so all three report the same name.
+
+handles = []
+for name, layer in model.named_children():
+    hook = lambda m, _args, _out: print(f"layer {name}: {type(m).__name__}")
+    handles.append(layer.register_forward_hook(hook))
+
+result = model(x)
+for handle in handles:
+    handle.remove()
+
+# %%
+# A ``def`` inside the loop is no different: it is a closure over the same
+# variable, and the result is the same.
+
+handles = []
+for name, layer in model.named_children():
+
+    def report(m, args, out):
+        print(f"layer {name}: {type(m).__name__}")
+
+    handles.append(layer.register_forward_hook(report))
+
+result = model(x)
+for handle in handles:
+    handle.remove()
+
+# %%
+# Fix 1: a default argument. Defaults are evaluated when the function is
+# created, so ``name=name`` freezes the current value. PyTorch passes only
+# ``module, args, output``, so the default is never overwritten.
+
+handles = []
+for name, layer in model.named_children():
+    hook = lambda m, _args, _out, name=name: print(f"layer {name}: {type(m).__name__}")
+    handles.append(layer.register_forward_hook(hook))
+
+result = model(x)
+for handle in handles:
+    handle.remove()
+
+# %%
+# Fix 2: ``functools.partial`` binds the name as the first argument of an
+# ordinary function, which is often easier to read.
+
+import functools
+
+
+def report_layer(layer_name, m, args, out):
+    print(f"layer {layer_name}: {type(m).__name__}")
+
+
+handles = [
+    layer.register_forward_hook(functools.partial(report_layer, name))
+    for name, layer in model.named_children()
+]
+result = model(x)
+for handle in handles:
+    handle.remove()
+
+# %%
+# Pitfall 2: a ``lambda`` hook that returns something
+# ---------------------------------------------------
+#
+# A ``lambda`` always returns the value of its expression, and a forward hook
+# that returns anything other than ``None`` *replaces the module's output*.
+# Here is a plausible hook: keep the first batch's activation of the first
+# layer with ``dict.setdefault``. But ``setdefault`` returns the stored value,
+# so every later call feeds the *first* batch's activation to the rest of the
+# model.
+
+torch.manual_seed(0)
+model = nn.Sequential(nn.Linear(4, 3), nn.ReLU(), nn.Linear(3, 2))
+batch_1, batch_2 = torch.randn(2, 4), torch.randn(2, 4)
+correct_2 = model(batch_2)  # no hook yet
+
+first_activation = {}
+handle = model[0].register_forward_hook(
+    lambda _m, _args, out: first_activation.setdefault("fc1", out.detach())
+)
+output_1 = model(batch_1)
+output_2 = model(batch_2)
+handle.remove()
+
+print("output for batch 2:\n", output_2)
+print("correct output for batch 2:\n", correct_2)
+print("batch 2 got batch 1's output:", torch.equal(output_2, output_1))
+
+# %%
+# The detached value also cut the gradient path: after a backward pass, the
+# first layer's weights received no gradient.
+
+output_1.sum().backward()
+print("first layer weight.grad:", model[0].weight.grad)
+
+# %%
+# The same trap appears in Grad-CAM code: ``out.register_hook(...)`` returns a
+# ``RemovableHandle``, so a ``lambda`` that calls it hands the handle to the
+# next layer instead of a tensor.
+
+handle = model[0].register_forward_hook(lambda _m, _args, out: out.register_hook(print))
+try:
+    model(batch_1)
+except TypeError as error:
+    print(type(error).__name__, "-", error)
+finally:
+    handle.remove()
+
+# %%
+# The fix is a ``def`` whose body stores the value and returns nothing.
+
+first_activation = {}
+
+
+def keep_first(m, args, out):
+    first_activation.setdefault("fc1", out.detach())
+
+
+handle = model[0].register_forward_hook(keep_first)
+output_2 = model(batch_2)
+handle.remove()
+print("output unchanged:", torch.equal(output_2, correct_2))
+
+# %%
+# Pitfall 3: a model holding a ``lambda`` hook cannot be pickled
+# --------------------------------------------------------------
+#
+# ``torch.save(model)`` pickles the whole module, and with it the hook
+# dictionaries. Pickle stores a function by its importable name, and a
+# ``lambda`` has none. We save into an in-memory buffer (``io.BytesIO``), so
+# nothing is written to disk.
+
+import io
+import pickle
+import re
+
+handle = model[0].register_forward_hook(lambda _m, _args, _out: None)
+try:
+    torch.save(model, io.BytesIO())
+except pickle.PicklingError as error:
+    message = re.sub(r" at 0x[0-9a-f]+", "", str(error))  # drop the memory address
+    print(type(error).__name__, "-", message)
+
+# %%
+# Saving the ``state_dict`` (the tensors only) works with any hook attached,
+# and is the recommended way to save a model anyway. Removing the hook also
+# makes ``torch.save(model)`` work again.
+
+buffer = io.BytesIO()
+torch.save(model.state_dict(), buffer)
+print("state_dict saved:", buffer.tell() > 0)
+
+handle.remove()
+buffer = io.BytesIO()
+torch.save(model, buffer)
+print("model saved after removing the hook:", buffer.tell() > 0)
+
+# %%
+# Summary
+# -------
+#
+# - ``lambda parameters: expression`` is a one-expression function; prefer a
+#   ``def`` when you want to give the function a name.
+# - ``lambda`` fits arguments used once: ``key=`` functions and short hooks
+#   whose expression returns ``None``.
+# - Hooks made in a loop see the loop variable's *last* value; bind it with a
+#   default argument (``name=name``) or ``functools.partial``.
+# - A forward hook's return value replaces the output; a ``lambda`` always
+#   returns its expression, so write a hook that should only observe as a
+#   ``def`` that returns nothing.
+# - Lambda hooks cannot be pickled: save the ``state_dict``, or remove the
+#   hooks before ``torch.save(model)``.
+#
+# Exercises
+# ---------
+#
+# 1. Sort ``["resnet18", "vgg11", "alexnet"]`` by the number at the end of each
+#    name (``alexnet`` has none: count it as 0), using a ``key=`` lambda.
+# 2. Register a forward hook on every child of ``model`` that stores the
+#    output's shape in a dict under the child's name, with a default argument.
+#    Make sure the hooks do not change the output.
+# 3. Write a forward hook as a ``lambda`` that intentionally doubles the
+#    output of ``model[0]``, and check the new output against a hand-computed
+#    one.
+#
+# .. dropdown:: Solutions
+#
+#    .. code-block:: python
+#
+#       import re
+#
+#       names = ["resnet18", "vgg11", "alexnet"]
+#       print(sorted(names, key=lambda n: int(re.sub(r"\D", "", n) or 0)))
+#
+#       shapes = {}
+#       handles = [
+#           layer.register_forward_hook(
+#               lambda _m, _args, out, name=name: shapes.update({name: tuple(out.shape)})
+#           )  # dict.update returns None, so the output is unchanged
+#           for name, layer in model.named_children()
+#       ]
+#       y = model(batch_1)
+#       for handle in handles:
+#           handle.remove()
+#       print(shapes, torch.equal(y, model(batch_1)))
+#
+#       handle = model[0].register_forward_hook(lambda _m, _args, out: out * 2)
+#       doubled = model(batch_1)
+#       handle.remove()
+#       by_hand = model[2](model[1](model[0](batch_1) * 2))
+#       print(torch.allclose(doubled, by_hand))

@@ -1,0 +1,378 @@
+"""
+Forward hooks: look inside a model while it runs
+================================================
+
+A model's ``forward`` returns only its final output: the feature maps of the
+layers in between are computed and thrown away. A *forward hook* is a function
+that a module calls right after its own ``forward``, with the module, its
+inputs and its output, so you can look at (or keep) what happens inside
+without changing the model's code. This page runs the course notes' forward
+hook, corrects what it says about ``input``, and ends with a figure of real
+feature maps captured by a hook.
+
+**What you will learn**
+
+- how to register a forward hook with ``register_forward_hook`` and remove it
+  with its handle;
+- what the hook's ``input`` argument really holds (and why it is never
+  ``(image, label)``);
+- how to see keyword arguments with ``with_kwargs=True``;
+- why stored outputs are ``detach()``-ed, and when to ``clone()`` as well;
+- how to collect the feature maps of several layers in a dictionary and plot
+  them;
+- why ``model(x)`` runs hooks and ``model.forward(x)`` does not.
+
+**Prerequisites**: :doc:`/auto_examples/01_python_foundations/plot_01_callbacks`
+and basic ``torch.nn`` (a module, ``forward``, a convolutional layer).
+"""
+
+# %%
+# A tiny model
+# ------------
+#
+# The course notes hook a model with a convolutional layer called ``conv`` and
+# feed it a ``1x1x4x4`` input. Here is such a model, written out in full so
+# that every layer is visible.
+
+import matplotlib.pyplot as plt
+import torch
+from torch import nn
+
+torch.manual_seed(0)
+
+
+class TinyConvNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(1, 2, kernel_size=2)  # 1x4x4 -> 2x3x3
+        self.relu = nn.ReLU()
+        self.fc = nn.Linear(2 * 3 * 3, 3)
+
+    def forward(self, x):
+        x = self.relu(self.conv(x))
+        return self.fc(x.flatten(1))
+
+
+model = TinyConvNet()
+print(model)
+
+# %%
+# The course notes' forward hook
+# ------------------------------
+#
+# The hook receives the module, its input and its output. It prints them and
+# keeps a detached copy of the output. ``register_forward_hook`` returns a
+# *handle*; ``handle.remove()`` takes the hook off again.
+
+conv_outputs = []
+
+
+def forward_hook(module, input, output):
+    print(f"hook called! module type: {type(module)}")
+    print(f"input shape: {input[0].shape}")
+    print(f"output shape: {output.shape}")
+    conv_outputs.append(output.detach())
+
+
+hook_handle = model.conv.register_forward_hook(forward_hook)
+
+x = torch.randn(1, 1, 4, 4)  # batch 1, channel 1, height 4, width 4
+output = model(x)  # the hook runs inside this call
+
+hook_handle.remove()
+print("stored outputs:", len(conv_outputs), tuple(conv_outputs[0].shape))
+
+# %%
+# After ``remove()`` the layer has no hook left, so a second call prints
+# nothing and stores nothing.
+
+output = model(x)
+print("stored outputs:", len(conv_outputs))
+print("forward hooks left on model.conv:", len(model.conv._forward_hooks))
+
+# %%
+# What ``input`` really holds
+# ---------------------------
+#
+# The notes say that ``input`` "corresponds to (image, label)". It does not:
+# ``input`` is the tuple of *positional arguments* passed to that module's
+# ``forward``. In a training loop the label goes to the loss function, never
+# into the model, and an inner layer's input is simply the previous layer's
+# output. The hook below records both, for every layer.
+
+inputs = {}
+outputs = {}
+
+
+def record(module, args, output):
+    name = module_names[module]
+    inputs[name] = args
+    outputs[name] = output.detach()
+
+
+module_names = {module: name for name, module in model.named_children()}
+handles = [module.register_forward_hook(record) for module in module_names]
+
+images = torch.randn(8, 1, 4, 4)
+labels = torch.randint(0, 3, (8,))  # used by the loss, not by the model
+logits = model(images)
+
+for handle in handles:
+    handle.remove()
+
+for name, args in inputs.items():
+    print(
+        f"{name:5s} input: {type(args).__name__} of length {len(args)}, shape {tuple(args[0].shape)}"
+    )
+
+# %%
+# The ``relu`` layer's input is exactly the ``conv`` layer's output, so
+# ``torch.equal`` prints ``True``. The labels appear nowhere.
+
+print(torch.equal(inputs["relu"][0], outputs["conv"]))
+
+# %%
+# Since the first argument is a tuple, name it ``args`` (as PyTorch's
+# documentation does) rather than ``input``, which also hides Python's
+# built-in ``input`` function.
+#
+# Keyword arguments: ``with_kwargs=True``
+# ---------------------------------------
+#
+# Arguments passed by keyword do not appear in ``args``. Register the hook
+# with ``with_kwargs=True`` and it receives them as a dictionary, in the
+# signature ``hook(module, args, kwargs, output)``.
+
+
+class Scale(nn.Module):
+    def forward(self, x, factor=1.0):
+        return x * factor
+
+
+scale = Scale()
+
+
+def show_args(module, args, output):
+    print("without kwargs: len(args) =", len(args))
+
+
+def show_args_and_kwargs(module, args, kwargs, output):
+    print("with kwargs:    len(args) =", len(args), "kwargs =", kwargs)
+
+
+handle_plain = scale.register_forward_hook(show_args)
+handle_kwargs = scale.register_forward_hook(show_args_and_kwargs, with_kwargs=True)
+result = scale(torch.ones(3), factor=2.0)
+handle_plain.remove()
+handle_kwargs.remove()
+
+# %%
+# Why ``detach()``
+# ----------------
+#
+# During training the output of a layer is part of the autograd graph: it
+# carries a ``grad_fn``, and through it the graph keeps the tensors needed for
+# the backward pass. ``detach()`` returns a tensor with the same values but no
+# link to the graph, so storing it does not keep the graph alive.
+
+
+def grad_fn_name(tensor):
+    return None if tensor.grad_fn is None else type(tensor.grad_fn).__name__
+
+
+def compare_stored(module, args, output):
+    detached = output.detach()
+    print("output:   requires_grad =", output.requires_grad, " grad_fn =", grad_fn_name(output))
+    print("detached: requires_grad =", detached.requires_grad, " grad_fn =", grad_fn_name(detached))
+    print("same memory:", detached.data_ptr() == output.data_ptr())
+
+
+handle = model.conv.register_forward_hook(compare_stored)
+output = model(x)
+handle.remove()
+
+# %%
+# The last line shows that ``detach()`` does not copy: the detached tensor
+# shares memory with the output. If a later *in-place* operation changes that
+# output, the stored values change too. Below, ``ReLU(inplace=True)`` runs
+# after the convolution: the detached copy has lost its negative values, the
+# cloned copy still has them.
+
+inplace_model = nn.Sequential(nn.Conv2d(1, 2, kernel_size=2), nn.ReLU(inplace=True))
+stored = {}
+
+
+def store_both(module, args, output):
+    stored["detach"] = output.detach()
+    stored["detach + clone"] = output.detach().clone()
+
+
+handle = inplace_model[0].register_forward_hook(store_both)
+inplace_model(x)
+handle.remove()
+for how, tensor in stored.items():
+    print(f"{how:15s} smallest value: {tensor.min().item():.4f}")
+
+# %%
+# Feature maps of several layers, by name
+# ---------------------------------------
+#
+# To collect many layers at once, register one hook per layer and key the
+# results by the layer's name from ``named_modules()``. A small function that
+# *makes* the hook (a closure over ``name``) gives every hook its own name.
+# Keep the handles in a list and remove them in a ``finally`` block, so no hook
+# stays behind even if the forward pass fails.
+
+feature_maps = {}
+
+
+def save_output_as(name):
+    def hook(module, args, output):
+        feature_maps[name] = output.detach()
+
+    return hook
+
+
+handles = []
+try:
+    for name, module in model.named_modules():
+        if name:  # "" is the model itself
+            handles.append(module.register_forward_hook(save_output_as(name)))
+    model(x)
+finally:
+    for handle in handles:
+        handle.remove()
+
+for name, tensor in feature_maps.items():
+    print(f"{name:5s} {tuple(tensor.shape)}")
+
+# %%
+# A figure of real feature maps
+# -----------------------------
+#
+# Random weights make noisy feature maps. To see what a hook captures, we set
+# the four kernels of a convolutional layer by hand: two Sobel edge detectors,
+# a Laplacian and a blur. The image is a generated shape from
+# ``hooks_tutorial.make_shapes``, turned to grey.
+
+from hooks_tutorial import make_shapes
+
+image = make_shapes(8, seed=3).images[2]  # [3, 64, 64], values in [0, 1]
+grey = image.mean(dim=0, keepdim=True).unsqueeze(0)  # [1, 1, 64, 64]
+
+kernels = torch.tensor(
+    [
+        [[-1.0, 0.0, 1.0], [-2.0, 0.0, 2.0], [-1.0, 0.0, 1.0]],  # vertical edges
+        [[-1.0, -2.0, -1.0], [0.0, 0.0, 0.0], [1.0, 2.0, 1.0]],  # horizontal edges
+        [[0.0, 1.0, 0.0], [1.0, -4.0, 1.0], [0.0, 1.0, 0.0]],  # Laplacian
+        [[1.0, 1.0, 1.0], [1.0, 1.0, 1.0], [1.0, 1.0, 1.0]],  # blur
+    ]
+)
+kernels[3] /= 9.0
+edge_net = nn.Sequential(nn.Conv2d(1, 4, kernel_size=3, padding=1, bias=False), nn.ReLU())
+with torch.no_grad():
+    edge_net[0].weight.copy_(kernels.unsqueeze(1))
+
+with edge_net[0].register_forward_hook(save_output_as("edges")):
+    edge_net(grey)
+captured = feature_maps["edges"][0]  # [4, 64, 64], before the ReLU
+print(tuple(captured.shape))
+
+# %%
+# The hook kept the convolution's output *before* the ReLU, so the edge maps
+# show both signs. (The ``with`` statement removes the hook at its end; the
+# :doc:`handles page </auto_examples/02_module_hooks/plot_08_handles_and_leaks>`
+# explains it.)
+
+titles = ["vertical edges", "horizontal edges", "Laplacian", "blur"]
+fig, axes = plt.subplots(1, 5, figsize=(12, 2.8))
+axes[0].imshow(image.permute(1, 2, 0))
+axes[0].set_title("input image", fontsize=9)
+for ax, channel, title in zip(axes[1:], captured, titles, strict=True):
+    ax.imshow(channel, cmap="viridis")
+    ax.set_title(f"conv channel: {title}", fontsize=9)
+for ax in axes:
+    ax.set_xticks([])
+    ax.set_yticks([])
+fig.tight_layout()
+plt.show()
+
+# %%
+# ``model(x)`` runs hooks, ``model.forward(x)`` does not
+# ------------------------------------------------------
+#
+# Hooks are called by ``nn.Module.__call__``, which wraps ``forward``. Calling
+# ``forward`` directly skips the hooks of that module. Its sub-layers are still
+# called through ``__call__`` inside ``forward``, so *their* hooks still run.
+# (The hooks here are ``lambda`` functions; a leading underscore marks an
+# argument that a function does not use.)
+
+calls = []
+model_handle = model.register_forward_hook(lambda _module, _args, _output: calls.append("model"))
+conv_handle = model.conv.register_forward_hook(lambda _module, _args, _output: calls.append("conv"))
+
+model(x)
+print("model(x):         ", calls)
+calls.clear()
+model.forward(x)
+print("model.forward(x): ", calls)
+
+model_handle.remove()
+conv_handle.remove()
+
+# %%
+# Always call the module, ``model(x)``, and never its ``forward`` method.
+#
+# Summary
+# -------
+#
+# - ``module.register_forward_hook(hook)`` calls ``hook(module, args, output)``
+#   after every forward pass of that module; the returned handle's
+#   ``remove()`` takes it off.
+# - ``args`` is the tuple of positional arguments of that module's
+#   ``forward``: for an inner layer, the previous layer's output, never a label.
+#   ``with_kwargs=True`` adds the keyword arguments.
+# - Store ``output.detach()`` so the stored tensor does not keep the autograd
+#   graph alive; add ``.clone()`` when an in-place operation follows.
+# - A hook factory and a dictionary keyed by layer name collect many feature
+#   maps at once; remove the handles in ``finally``.
+# - Only ``model(x)`` runs the model's own hooks.
+#
+# Exercises
+# ---------
+#
+# 1. Write a forward hook that prints the mean and the standard deviation of
+#    the output, and register it on every layer of ``TinyConvNet``.
+# 2. Call ``model(images, labels)`` with the hook from the "What ``input``
+#    really holds" section registered. What happens, and why does it show that
+#    the notes' comment cannot be right?
+# 3. Collect the feature maps of ``edge_net``'s ReLU as well, and check with
+#    ``torch.equal`` that they equal ``captured.clamp(min=0)``.
+#
+# .. dropdown:: Solutions
+#
+#    .. code-block:: python
+#
+#       def print_stats(module, args, output):
+#           print(type(module).__name__, output.mean().item(), output.std().item())
+#
+#       handles = [m.register_forward_hook(print_stats) for m in model.children()]
+#       model(images)
+#       for handle in handles:
+#           handle.remove()
+#
+#       # 2. TinyConvNet.forward takes one argument: the call raises a
+#       #    TypeError before any hook runs. A model never receives the label.
+#       try:
+#           model(images, labels)
+#       except TypeError as error:
+#           print(error)
+#
+#       handles = [
+#           edge_net[0].register_forward_hook(save_output_as("edges")),
+#           edge_net[1].register_forward_hook(save_output_as("relu")),
+#       ]
+#       edge_net(grey)
+#       for handle in handles:
+#           handle.remove()
+#       print(torch.equal(feature_maps["relu"], feature_maps["edges"].clamp(min=0)))

@@ -1,0 +1,334 @@
+"""
+Backward hooks: gradients at a module's boundary
+================================================
+
+Forward hooks see what flows *into* and *out of* a module; backward hooks see
+the gradients flowing back through the same boundary during
+``loss.backward()``. Grad-CAM needs exactly this: the gradient of a class
+score with respect to a layer's output. PyTorch has two module backward hook
+APIs. The course notes use the old one, ``register_backward_hook``, which is
+deprecated and gives wrong gradients for many modules. This page runs both
+side by side, so you can see what each really returns.
+
+**What you will learn**
+
+- what ``grad_input`` and ``grad_output`` are in
+  ``register_full_backward_hook``;
+- what the deprecated ``register_backward_hook`` returns instead, and why it
+  is wrong for a module with several operations;
+- the warning the old API emits, and the error when both are mixed on one
+  module;
+- how a full backward *pre*-hook can change ``grad_output`` before the
+  module's gradients are computed.
+
+**Prerequisites**: :doc:`/auto_examples/02_module_hooks/plot_05_forward_hooks`,
+and ``loss.backward()`` with ``x.grad``.
+"""
+
+# %%
+# The course notes' backward hook
+# -------------------------------
+#
+# The notes register ``register_backward_hook`` on a convolutional layer and
+# print how many gradients it receives. We run that code, and record the
+# warnings PyTorch emits while doing so.
+
+import warnings
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+torch.manual_seed(0)
+
+
+def shapes(grads):
+    return [None if g is None else tuple(g.shape) for g in grads]
+
+
+def backward_hook(module, grad_input, grad_output):
+    print(f"backward hook called! module type: {type(module).__name__}")
+    print(f"number of input gradients:  {len(grad_input)}, shapes {shapes(grad_input)}")
+    print(f"number of output gradients: {len(grad_output)}, shapes {shapes(grad_output)}")
+
+
+conv = nn.Conv2d(1, 2, kernel_size=2)
+x = torch.randn(1, 1, 4, 4, requires_grad=True)
+
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    hook_handle = conv.register_backward_hook(backward_hook)
+    print("warnings after registering:", len(caught))
+    output = conv(x)
+    print("warnings after the forward pass:", len(caught))
+    loss = output.sum()
+    loss.backward()
+hook_handle.remove()
+
+for warning in caught:
+    print(f"{warning.category.__name__}: {str(warning.message)[:110]}...")
+
+# %%
+# Three "input gradients" for a layer that takes one input: their shapes are
+# those of ``x``, of the weight and of the bias. The old hook is attached to
+# the *last autograd operation* of ``forward`` and reports the gradients of
+# that operation's inputs, which for ``Conv2d`` are the input, the weight and
+# the bias. The deprecation warning comes from the forward pass, not from the
+# registration.
+#
+# The full backward hook
+# ----------------------
+#
+# ``register_full_backward_hook`` calls ``hook(module, grad_input,
+# grad_output)`` where ``grad_output`` holds the gradients of the loss with
+# respect to the module's outputs and ``grad_input`` those with respect to its
+# positional inputs: one entry per input.
+
+full_conv = nn.Conv2d(1, 2, kernel_size=2)
+recorded = {}
+
+
+def record_grads(module, grad_input, grad_output):
+    recorded["grad_input"] = grad_input
+    recorded["grad_output"] = grad_output
+
+
+handle = full_conv.register_full_backward_hook(record_grads)
+x = torch.randn(1, 1, 4, 4, requires_grad=True)
+full_conv(x).sum().backward()
+handle.remove()
+
+print("grad_input: ", shapes(recorded["grad_input"]))
+print("grad_output:", shapes(recorded["grad_output"]))
+print("grad_input[0] equals x.grad:", torch.equal(recorded["grad_input"][0], x.grad))
+print("grad_output is all ones:", bool((recorded["grad_output"][0] == 1).all()))
+
+# %%
+# The loss is a plain sum, so ``grad_output`` is all ones. The parameters'
+# gradients are not part of ``grad_input``: they go to
+# ``full_conv.weight.grad`` and ``full_conv.bias.grad`` as usual.
+#
+# When no input requires a gradient
+# ---------------------------------
+#
+# The first layer of a network gets the images, which do not require
+# gradients. Its full backward hook still fires, with ``grad_input = (None,)``,
+# and PyTorch warns about it.
+
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    handle = full_conv.register_full_backward_hook(record_grads)
+    full_conv(torch.randn(1, 1, 4, 4)).sum().backward()
+    handle.remove()
+
+print("grad_input:", recorded["grad_input"])
+for warning in caught:
+    print(f"{warning.category.__name__}: {str(warning.message)[:95]}...")
+
+# %%
+# Where the old hook is wrong: several operations
+# -----------------------------------------------
+#
+# Take a module whose ``forward`` is ``relu(x) * 5``. For
+# ``x = [-1, 2, -3, 4]`` and the loss ``sum(output)``, the true gradient is
+# 5 where ``x > 0`` and 0 elsewhere. The old hook only sees the last operation,
+# the multiplication by 5.
+
+
+class ReluTimesFive(nn.Module):
+    def forward(self, x):
+        return F.relu(x) * 5
+
+
+def keep_grad_input(store, key):
+    def hook(module, grad_input, grad_output):
+        store[key] = grad_input[0]
+
+    return hook
+
+
+grads = {}
+
+old_module = ReluTimesFive()
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", FutureWarning)  # shown above already
+    old_module.register_backward_hook(keep_grad_input(grads, "old hook"))
+    x = torch.tensor([-1.0, 2.0, -3.0, 4.0], requires_grad=True)
+    old_module(x).sum().backward()
+grads["autograd (x.grad)"] = x.grad
+
+full_module = ReluTimesFive()
+full_module.register_full_backward_hook(keep_grad_input(grads, "full hook"))
+x = torch.tensor([-1.0, 2.0, -3.0, 4.0], requires_grad=True)
+full_module(x).sum().backward()
+
+for name, grad in grads.items():
+    print(f"{name:18s} {grad}")
+print("full hook == autograd:", torch.equal(grads["full hook"], grads["autograd (x.grad)"]))
+print("old hook == autograd: ", torch.equal(grads["old hook"], grads["autograd (x.grad)"]))
+
+# %%
+# The old hook reports ``d(loss)/d(relu(x))``, the gradient at the input of
+# the multiplication, as if the ReLU did not exist. The full hook reports
+# ``d(loss)/dx``, which is what "gradient with respect to the module's input"
+# means.
+#
+# ``nn.Linear``: three entries against one
+# ----------------------------------------
+#
+# For a linear layer the last operation is a matrix multiply-add with three
+# inputs, so the old hook's ``grad_input`` holds the gradients for the bias,
+# the input and the transposed weight. The full hook's has one entry, for the
+# input.
+
+x = torch.randn(4, 3, requires_grad=True)
+for api in ["register_backward_hook", "register_full_backward_hook"]:
+    linear = nn.Linear(3, 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        getattr(linear, api)(record_grads)
+        linear(x).sum().backward()
+    grad_input = recorded["grad_input"]
+    print(f"{api:28s} len(grad_input) = {len(grad_input)}, shapes {shapes(grad_input)}")
+
+# %%
+# Mixing both APIs raises ``RuntimeError``
+# ----------------------------------------
+#
+# A module accepts one kind of backward hook. Registering the other kind
+# raises an error at once.
+
+linear = nn.Linear(3, 2)
+full_handle = linear.register_full_backward_hook(record_grads)
+try:
+    linear.register_backward_hook(record_grads)
+except RuntimeError as error:
+    print("RuntimeError:", error)
+
+# %%
+# The module remembers the kind even after the handle is removed: a layer that
+# once had an old-style hook cannot take a full one, so the old API is best
+# avoided altogether.
+
+full_handle.remove()
+linear = nn.Linear(3, 2)
+old_handle = linear.register_backward_hook(record_grads)
+old_handle.remove()
+try:
+    linear.register_full_backward_hook(record_grads)
+except RuntimeError as error:
+    print("RuntimeError after remove():", error)
+
+# %%
+# Full backward pre-hooks: changing ``grad_output``
+# -------------------------------------------------
+#
+# ``register_full_backward_pre_hook`` calls ``hook(module, grad_output)``
+# *before* the module's gradients are computed. Returning a new
+# ``grad_output`` changes every gradient computed from it: the input's and the
+# parameters'. Below, doubling ``grad_output`` doubles both ``x.grad`` and
+# ``linear.weight.grad``.
+
+linear = nn.Linear(3, 2)
+x = torch.randn(4, 3, requires_grad=True)
+
+linear(x).sum().backward()
+plain_x_grad = x.grad.clone()
+plain_weight_grad = linear.weight.grad.clone()
+
+x.grad = None
+linear.weight.grad = None
+
+
+def double_grad_output(module, grad_output):
+    return tuple(2 * g for g in grad_output)
+
+
+with linear.register_full_backward_pre_hook(double_grad_output):
+    linear(x).sum().backward()
+
+print("x.grad doubled:     ", torch.allclose(x.grad, 2 * plain_x_grad))
+print("weight.grad doubled:", torch.allclose(linear.weight.grad, 2 * plain_weight_grad))
+
+# %%
+# A full backward hook may return a new ``grad_input`` in the same way. That
+# replaces only the gradient passed on towards the module's inputs: below,
+# ``x.grad`` becomes zero while the weight's gradient is the plain one.
+
+x.grad = None
+linear.weight.grad = None
+
+
+def zero_grad_input(module, grad_input, grad_output):
+    return tuple(torch.zeros_like(g) for g in grad_input)
+
+
+with linear.register_full_backward_hook(zero_grad_input):
+    linear(x).sum().backward()
+
+print("x.grad all zero:      ", bool((x.grad == 0).all()))
+print("weight.grad unchanged:", torch.allclose(linear.weight.grad, plain_weight_grad))
+
+# %%
+#
+# Summary
+# -------
+#
+# - ``register_full_backward_hook(hook)`` calls ``hook(module, grad_input,
+#   grad_output)``: gradients of the loss with respect to the module's
+#   positional inputs and outputs. Inputs that do not require gradients give
+#   ``None``.
+# - ``register_backward_hook`` is deprecated: it reports the gradients of the
+#   inputs of the *last* operation of ``forward`` (``[5, 5, 5, 5]`` instead of
+#   ``[0, 5, 0, 5]`` above; three entries for ``nn.Linear``), and PyTorch warns
+#   with a ``FutureWarning`` when the module runs.
+# - One module cannot carry both kinds; trying raises ``RuntimeError``.
+# - ``register_full_backward_pre_hook(hook)`` calls ``hook(module,
+#   grad_output)`` first; a returned ``grad_output`` changes the input and
+#   parameter gradients.
+#
+# Exercises
+# ---------
+#
+# 1. Register a full backward hook on ``nn.Sigmoid()`` and check that
+#    ``grad_input[0]`` equals ``grad_output[0] * s * (1 - s)`` where ``s`` is
+#    the sigmoid's output.
+# 2. Use a full backward pre-hook to keep only the gradient of output unit 0
+#    of a ``nn.Linear(3, 2)`` (zero the other), and check that the weight's
+#    gradient row 1 is then zero.
+# 3. Write a full backward hook that returns ``grad_input`` clamped to
+#    ``[-1, 1]``, and check on ``ReluTimesFive`` that ``x.grad`` is then at
+#    most 1.
+#
+# .. dropdown:: Solutions
+#
+#    .. code-block:: python
+#
+#       sigmoid = nn.Sigmoid()
+#       x = torch.randn(5, requires_grad=True)
+#       store = {}
+#       sigmoid.register_full_backward_hook(
+#           lambda m, gi, go: store.update(gi=gi[0], go=go[0])
+#       )
+#       s = sigmoid(x)
+#       s.sum().backward()
+#       print(torch.allclose(store["gi"], store["go"] * s.detach() * (1 - s.detach())))
+#
+#       linear = nn.Linear(3, 2)
+#
+#       def keep_unit_0(module, grad_output):
+#           mask = torch.tensor([1.0, 0.0])
+#           return (grad_output[0] * mask,)
+#
+#       linear.register_full_backward_pre_hook(keep_unit_0)
+#       linear(torch.randn(4, 3)).sum().backward()
+#       print(linear.weight.grad[1])
+#
+#       def clamp_grad_input(module, grad_input, grad_output):
+#           return tuple(g.clamp(-1.0, 1.0) for g in grad_input)
+#
+#       module = ReluTimesFive()
+#       module.register_full_backward_hook(clamp_grad_input)
+#       x = torch.tensor([-1.0, 2.0, -3.0, 4.0], requires_grad=True)
+#       module(x).sum().backward()
+#       print(x.grad)

@@ -1,0 +1,336 @@
+"""
+Handles and leaks: remove every hook you register
+=================================================
+
+A hook stays on its module until someone removes it. Forget to, and every
+later forward pass runs it again: a helper function that registers a hook on
+each call piles up copies, slows the model down and keeps tensors alive. This
+page shows the leak, the handle that prevents it, ways to make removal
+automatic, and the helpers of ``hooks_tutorial`` that do the bookkeeping.
+
+**What you will learn**
+
+- how hooks pile up when handles are thrown away, and how to see it;
+- how ``handle.remove()`` works, and that calling it twice is harmless;
+- how to use a handle as a context manager, and ``try``/``finally`` for
+  several handles;
+- ``hooks_tutorial.HookGroup``, ``hooks_tutorial.count_hooks``,
+  ``hooks_tutorial.capture_activations`` and, as a last resort,
+  ``hooks_tutorial.remove_all_hooks``;
+- why a stored output that is not detached keeps its input alive.
+
+**Prerequisites**: :doc:`/auto_examples/02_module_hooks/plot_05_forward_hooks`
+and :doc:`/auto_examples/02_module_hooks/plot_07_backward_hooks`.
+"""
+
+# %%
+# A leaky helper
+# --------------
+#
+# The function below returns the activation of one layer. It registers a
+# forward hook and throws away the handle that ``register_forward_hook``
+# returns, so the hook is never removed. We call it five times and count the
+# hooks on the layer, and how many times a hook ran during each call.
+
+import gc
+import weakref
+
+import torch
+from torch import nn
+
+import hooks_tutorial as ht
+
+torch.manual_seed(0)
+model = ht.TinyConvNet()
+x = torch.randn(1, 1, 4, 4)
+print(model)
+
+hook_runs = 0
+
+
+def get_activation(model, layer, x):
+    store = {}
+
+    def hook(module, args, output):
+        global hook_runs
+        hook_runs += 1
+        store["activation"] = output.detach()
+
+    layer.register_forward_hook(hook)  # the handle is lost
+    model(x)
+    return store["activation"]
+
+
+for call in range(1, 6):
+    hook_runs = 0
+    activation = get_activation(model, model.conv, x)
+    print(
+        f"call {call}: hooks on model.conv = {len(model.conv._forward_hooks)}, "
+        f"hooks that ran = {hook_runs}"
+    )
+
+# %%
+# Every call adds one hook, and every hook runs on every later forward pass,
+# including ordinary ones that have nothing to do with ``get_activation``:
+
+hook_runs = 0
+model(x)
+print("hooks that ran during a plain model(x):", hook_runs)
+
+# %%
+# With a real network and a backward hook as well (as in a naive Grad-CAM
+# function), each call adds work to every later forward and backward pass,
+# and the stores of old calls stay referenced by their hooks. We keep this
+# leaky model and clean it up at the end of the page.
+#
+# ``handle.remove()``
+# -------------------
+#
+# Every ``register_*`` method returns a ``torch.utils.hooks.RemovableHandle``.
+# Its ``remove()`` takes the hook off; a second ``remove()`` does nothing.
+
+clean_model = ht.TinyConvNet()
+handle = clean_model.conv.register_forward_hook(lambda _module, _args, _output: None)
+print("hooks after register:", len(clean_model.conv._forward_hooks))
+handle.remove()
+print("hooks after remove():", len(clean_model.conv._forward_hooks))
+handle.remove()  # idempotent: no error
+print("hooks after a second remove():", len(clean_model.conv._forward_hooks))
+
+# %%
+# The fixed helper removes its hook in a ``finally`` block, so the hook goes
+# away even when the forward pass raises.
+
+
+def get_activation_safely(model, layer, x):
+    store = {}
+
+    def hook(module, args, output):
+        store["activation"] = output.detach()
+
+    handle = layer.register_forward_hook(hook)
+    try:
+        model(x)
+    finally:
+        handle.remove()
+    return store["activation"]
+
+
+for _ in range(5):
+    activation = get_activation_safely(clean_model, clean_model.conv, x)
+print("hooks after 5 calls:", len(clean_model.conv._forward_hooks))
+
+# %%
+# Handles are context managers
+# ----------------------------
+#
+# A ``RemovableHandle`` can be used in a ``with`` statement: the hook is
+# removed when the block ends, whichever way it ends. This is the shortest
+# correct form.
+
+with clean_model.conv.register_forward_hook(lambda _module, _args, _output: print("  hook ran")):
+    print("inside the with block:", len(clean_model.conv._forward_hooks), "hook")
+    clean_model(x)
+print("after the with block:", len(clean_model.conv._forward_hooks), "hooks")
+
+# %%
+# Even an exception inside the block removes the hook:
+
+try:
+    with clean_model.conv.register_forward_hook(lambda _module, _args, _output: None):
+        clean_model(torch.randn(1, 3, 4, 4))  # wrong number of channels
+except RuntimeError as error:
+    print("RuntimeError:", str(error).splitlines()[0][:80], "...")
+print("hooks left:", len(clean_model.conv._forward_hooks))
+
+# %%
+# Many hooks at once: ``HookGroup``
+# ---------------------------------
+#
+# With several hooks (forward and backward, on several layers), keep the
+# handles in a list and remove them all in ``finally``. These are the lines
+# that ``hooks_tutorial.HookGroup`` replaces.
+
+events = []
+handles = []
+try:
+    handles.append(
+        clean_model.conv.register_forward_hook(lambda _m, _args, _out: events.append("forward"))
+    )
+    handles.append(
+        clean_model.fc.register_full_backward_hook(
+            lambda _m, _gin, _gout: events.append("backward")
+        )
+    )
+    clean_model(x).sum().backward()
+finally:
+    for handle in handles:
+        handle.remove()
+print(events)
+
+# %%
+# A ``HookGroup`` registers through short methods (``forward``,
+# ``forward_pre``, ``full_backward``, ``full_backward_pre``, ``tensor``...),
+# owns every handle, and removes them all when its ``with`` block ends, also
+# on an exception, which it lets through.
+
+events = []
+with ht.HookGroup() as hooks:
+    hooks.forward(clean_model.conv, lambda _m, _args, _out: events.append("forward"))
+    hooks.full_backward(clean_model.fc, lambda _m, _gin, _gout: events.append("backward"))
+    print("handles in the group:", len(hooks))
+    clean_model(x).sum().backward()
+print(events)
+print("handles after the block:", len(hooks))
+
+# %%
+# Counting hooks: ``count_hooks``
+# -------------------------------
+#
+# ``hooks_tutorial.count_hooks(model)`` lists the hooks on every module that
+# has any, as a table when printed. It is how you find a leak, and how a test
+# checks that none is left. On the leaky model from the top of the page:
+
+print(ht.count_hooks(model))
+
+# %%
+# On the clean model, the report is empty:
+
+print(ht.count_hooks(clean_model))
+print(ht.count_hooks(clean_model) == {})
+
+# %%
+# Recording activations: ``capture_activations``
+# ----------------------------------------------
+#
+# Storing the outputs of some layers is the most common use of forward hooks.
+# On :doc:`the forward hook page
+# </auto_examples/02_module_hooks/plot_05_forward_hooks>` it took a hook
+# factory, a dictionary and a loop over handles. ``capture_activations`` does
+# the same for the layers you name: it stores the latest detached output of
+# each, and removes its hooks when the ``with`` block ends. The values stay
+# readable afterwards.
+
+with ht.capture_activations(clean_model, ["conv", "relu", "fc"]) as acts:
+    logits = clean_model(x)
+
+for name, activation in acts.items():
+    print(f"{name:5s} {tuple(activation.shape)}")
+print(
+    "relu output equals conv output clamped at 0:",
+    torch.equal(acts["relu"], acts["conv"].clamp(min=0)),
+)
+print("hooks left:", ht.count_hooks(clean_model).total)
+
+# %%
+# Asking for a layer that does not exist gives an error that lists the close
+# names, and no hook is left behind:
+
+try:
+    with ht.capture_activations(clean_model, ["conv", "rleu"]) as acts:
+        clean_model(x)
+except ValueError as error:
+    print("ValueError:", error)
+print("hooks left:", ht.count_hooks(clean_model).total)
+
+# %%
+# The last resort: ``remove_all_hooks``
+# -------------------------------------
+#
+# The leaky model's handles are lost, so nothing can remove its hooks one by
+# one. ``hooks_tutorial.remove_all_hooks(model)`` empties every hook
+# dictionary of the model and returns how many hooks it removed. It also
+# removes hooks that other code registered on purpose, so use it only to
+# rescue a model like this one, never as routine clean-up.
+
+print("removed:", ht.remove_all_hooks(model))
+print(ht.count_hooks(model))
+
+# %%
+# Undetached outputs keep their graph alive
+# -----------------------------------------
+#
+# A hook that stores ``output`` without ``.detach()`` also stores its
+# ``grad_fn``, and through it every tensor the backward pass would need, for
+# a linear layer the input batch. Below we store the outputs of three forward
+# passes, drop our own references to the inputs, and ask (with weak
+# references, which do not keep an object alive) whether the inputs still
+# exist.
+
+layer = nn.Linear(1000, 10)
+
+
+def inputs_still_alive(store_output):
+    stored = []
+    input_refs = []
+    with layer.register_forward_hook(lambda _m, _args, out: stored.append(store_output(out))):
+        for _ in range(3):
+            batch = torch.randn(64, 1000)
+            input_refs.append(weakref.ref(batch))
+            layer(batch)
+        del batch
+    gc.collect()
+    return [ref() is not None for ref in input_refs]
+
+
+print("stored output:          ", inputs_still_alive(lambda out: out))
+print("stored output.detach(): ", inputs_still_alive(lambda out: out.detach()))
+
+# %%
+# In a training loop this grows by one graph and one input batch per step:
+# the memory leak that :doc:`the pitfalls page
+# </auto_examples/03_tensor_hooks/plot_14_pitfalls>` measures. Storing
+# ``output.detach()`` (as ``capture_activations`` does) keeps only the values.
+#
+# Summary
+# -------
+#
+# - A hook lives until its handle's ``remove()`` is called; a function that
+#   registers a hook on every call without removing it piles up hooks that all
+#   run on every forward pass.
+# - ``handle.remove()`` is idempotent; call it in ``finally``, or use the
+#   handle as a context manager: ``with layer.register_forward_hook(fn):``.
+# - ``hooks_tutorial.HookGroup`` owns many handles and removes them together;
+#   ``hooks_tutorial.count_hooks`` shows what is left;
+#   ``hooks_tutorial.capture_activations`` records layer outputs without
+#   leaving hooks; ``hooks_tutorial.remove_all_hooks`` is for lost handles
+#   only.
+# - Store ``output.detach()``: an undetached output keeps its graph and its
+#   inputs alive.
+#
+# Exercises
+# ---------
+#
+# 1. Rewrite ``get_activation`` with ``ht.capture_activations`` and check with
+#    ``ht.count_hooks`` that five calls leave no hook.
+# 2. Register a forward hook and a full backward hook on ``clean_model.conv``
+#    inside one ``ht.HookGroup``, raise a ``ValueError`` inside the ``with``
+#    block, catch it outside, and check that no hook is left.
+# 3. Make ``inputs_still_alive`` store ``out.detach().clone()`` instead. Are
+#    the inputs kept alive? Why is that?
+#
+# .. dropdown:: Solutions
+#
+#    .. code-block:: python
+#
+#       def get_activation(model, layer_name, x):
+#           with ht.capture_activations(model, layer_name) as acts:
+#               model(x)
+#           return acts[layer_name]
+#
+#       for _ in range(5):
+#           get_activation(clean_model, "conv", x)
+#       print(ht.count_hooks(clean_model) == {})
+#
+#       try:
+#           with ht.HookGroup() as hooks:
+#               hooks.forward(clean_model.conv, lambda m, args, out: None)
+#               hooks.full_backward(clean_model.conv, lambda m, gin, gout: None)
+#               raise ValueError("something went wrong")
+#       except ValueError as error:
+#           print("caught:", error)
+#       print(ht.count_hooks(clean_model) == {})
+#
+#       # A clone is a new tensor with no grad_fn: nothing refers to the
+#       # inputs, so all three are freed.
+#       print(inputs_still_alive(lambda out: out.detach().clone()))

@@ -1,0 +1,232 @@
+"""
+Firing order and global hooks
+=============================
+
+When hooks sit on a container and on the layers inside it, which runs first?
+And how do you hook *every* module without registering hooks one by one? This
+page prints the order in which forward pre-hooks, forward hooks, backward
+pre-hooks and backward hooks fire through a small ``nn.Sequential``, then
+uses PyTorch's global module hooks, and ends with a layer-by-layer summary of
+a model, written by hand and then with ``hooks_tutorial.trace``.
+
+**What you will learn**
+
+- the order of all four kinds of module hooks through nested modules, in the
+  forward and the backward pass;
+- how global hooks (``torch.nn.modules.module.register_module_forward_hook``)
+  fire for every module, before the per-module hooks, and why their handle
+  must be removed;
+- how to build a layer summary (name, type, output shape, parameters) from
+  hooks, and how ``hooks_tutorial.trace`` does it in one call.
+
+**Prerequisites**: :doc:`/auto_examples/02_module_hooks/plot_06_forward_pre_hooks`,
+:doc:`/auto_examples/02_module_hooks/plot_07_backward_hooks` and
+:doc:`/auto_examples/02_module_hooks/plot_08_handles_and_leaks`.
+"""
+
+# %%
+# A trace of every hook
+# ---------------------
+#
+# We put all four kinds of hooks on the container and on each layer of
+# ``nn.Sequential(nn.Linear(3, 2), nn.ReLU())``. Each hook appends a label to
+# a list. The ``label=label`` default argument binds the current label to each
+# ``lambda``; without it, every ``lambda`` would see the last label of the loop.
+
+import torch
+from torch import nn
+from torch.nn.modules.module import register_module_forward_hook
+
+import hooks_tutorial as ht
+
+torch.manual_seed(0)
+model = nn.Sequential(nn.Linear(3, 2), nn.ReLU())
+events = []
+
+with ht.HookGroup() as hooks:
+    for module in model.modules():
+        label = type(module).__name__
+        hooks.forward_pre(
+            module, lambda _m, _args, label=label: events.append(f"forward pre-hook   {label}")
+        )
+        hooks.forward(
+            module,
+            lambda _m, _args, _out, label=label: events.append(f"forward hook       {label}"),
+        )
+        hooks.full_backward_pre(
+            module, lambda _m, _gout, label=label: events.append(f"backward pre-hook  {label}")
+        )
+        hooks.full_backward(
+            module,
+            lambda _m, _gin, _gout, label=label: events.append(f"backward hook      {label}"),
+        )
+
+    x = torch.randn(4, 3, requires_grad=True)
+    output = model(x)
+    events.append("--- loss.backward() ---")
+    output.sum().backward()
+
+print("\n".join(events))
+
+# %%
+# Read the forward part as nested calls: the container's pre-hook fires when
+# ``model(x)`` starts, each layer's pre-hook and hook fire around that layer,
+# and the container's forward hook fires last, when its ``forward`` returns.
+# The backward pass visits the modules in reverse: the container's backward
+# pre-hook first (the gradient of its output is known first), then ReLU before
+# Linear, and the container's backward hook last (the gradient of its input is
+# known last).
+#
+# Global hooks: every module, everywhere
+# --------------------------------------
+#
+# ``torch.nn.modules.module.register_module_forward_hook(hook)`` registers a
+# forward hook for *all* modules in the process, with the same signature
+# ``hook(module, args, output)``. PyTorch's documentation describes it as a
+# tool for debugging and profiling. Global hooks fire before the per-module
+# hooks of the same kind.
+
+events = []
+global_handle = register_module_forward_hook(
+    lambda module, _args, _output: events.append(f"global hook      {type(module).__name__}")
+)
+try:
+    with model[0].register_forward_hook(
+        lambda _m, _args, _out: events.append("per-module hook  Linear")
+    ):
+        model(x)
+    nn.Tanh()(x)  # a module created after the global hook was registered
+finally:
+    global_handle.remove()
+print("\n".join(events))
+
+# %%
+# The last line is a ``Tanh`` that is not part of ``model`` and did not even
+# exist when the hook was registered. A global hook reaches every module of
+# every model, including those of code you did not write, until its handle is
+# removed. That is why the ``try``/``finally`` above matters. The global hook
+# is gone now:
+
+events = []
+model(x)
+print("events after remove():", events)
+
+# %%
+# Global hooks are not attached to any module, so
+# ``hooks_tutorial.count_hooks`` (which reads the modules' own hook
+# dictionaries) does not see them. Counterparts exist for the other kinds:
+# ``register_module_forward_pre_hook``, ``register_module_full_backward_hook``
+# and ``register_module_full_backward_pre_hook``.
+#
+# A layer-by-layer summary from hooks
+# -----------------------------------
+#
+# Hooks make a quick model summary: one forward pass with a hook that notes
+# each layer's name, type, output shape and number of parameters. We use the
+# three-block CNN that the Grad-CAM chapter trains, ``hooks_tutorial.SimpleCNN``,
+# with random weights, and a global hook that ignores modules outside it.
+
+cnn = ht.SimpleCNN(seed=0).eval()
+images = torch.rand(2, 3, 64, 64)
+
+names = {module: name for name, module in cnn.named_modules() if name}
+rows = []
+
+
+def summarise(module, args, output):
+    if module in names and not list(module.children()):  # layers of cnn only
+        params = sum(p.numel() for p in module.parameters())
+        rows.append((names[module], type(module).__name__, tuple(output.shape), params))
+
+
+global_handle = register_module_forward_hook(summarise)
+try:
+    with torch.no_grad():
+        cnn(images)
+finally:
+    global_handle.remove()
+
+print(f"{'name':8s} {'type':18s} {'output shape':16s} {'params':>7s}")
+for name, kind, shape, params in rows:
+    print(f"{name:8s} {kind:18s} {list(shape)!s:16s} {params:7,d}")
+print(f"{'total':44s} {sum(p.numel() for p in cnn.parameters()):7,d}")
+
+# %%
+# Per-module hooks on the layers of ``cnn`` would give the same table, without
+# the ``module in names`` filter, at the cost of registering and removing one
+# hook per layer.
+#
+# The same with ``hooks_tutorial.trace``
+# --------------------------------------
+#
+# ``hooks_tutorial.trace(model, example_input)`` runs the model once with a
+# forward pre-hook and a forward hook on every layer, removes them all, and
+# returns the rows, which print as a table with the input shapes as well.
+# ``to_text(times=False)`` leaves out the time column, whose values change
+# from run to run.
+
+summary = ht.trace(cnn, images)
+print(summary.to_text(times=False))
+print("hooks left on cnn:", ht.count_hooks(cnn).total)
+
+# %%
+# The rows are named tuples, so they can be used in code as well:
+
+largest = max(summary, key=lambda row: row.params)
+print(f"layer with the most parameters: {largest.name} ({largest.type}, {largest.params:,})")
+print("same total as our table:", summary.total_params == sum(p.numel() for p in cnn.parameters()))
+
+# %%
+# Summary
+# -------
+#
+# - Forward: a container's pre-hook fires first and its forward hook last;
+#   each inner layer's pre-hook and hook fire around that layer.
+# - Backward: the same modules in reverse order; the container's backward
+#   pre-hook fires first and its backward hook last.
+# - ``register_module_forward_hook`` and its counterparts hook every module in
+#   the process, before the per-module hooks; always remove their handle in
+#   ``finally``.
+# - A forward hook that records name, type, output shape and parameters gives
+#   a model summary; ``hooks_tutorial.trace`` returns it as rows and a table.
+#
+# Exercises
+# ---------
+#
+# 1. Add an ``nn.Sequential`` inside ``model`` (for example
+#    ``nn.Sequential(nn.Linear(3, 2), nn.Sequential(nn.ReLU(), nn.Tanh()))``)
+#    and predict the order of the forward hooks before running the trace.
+# 2. Use ``register_module_forward_pre_hook`` to count how many module calls a
+#    forward pass of ``cnn`` makes, and compare with ``len(list(cnn.modules()))``.
+# 3. Call ``ht.trace(cnn, images, leaves_only=False)`` and find the row of the
+#    model itself. What is its output shape?
+#
+# .. dropdown:: Solutions
+#
+#    .. code-block:: python
+#
+#       nested = nn.Sequential(nn.Linear(3, 2), nn.Sequential(nn.ReLU(), nn.Tanh()))
+#       order = []
+#       with ht.HookGroup() as hooks:
+#           for module in nested.modules():
+#               hooks.forward(
+#                   module,
+#                   lambda m, args, out, label=type(module).__name__: order.append(label),
+#               )
+#           nested(x)
+#       print(order)
+#
+#       from torch.nn.modules.module import register_module_forward_pre_hook
+#
+#       calls = []
+#       handle = register_module_forward_pre_hook(lambda m, args: calls.append(m))
+#       try:
+#           with torch.no_grad():
+#               cnn(images)
+#       finally:
+#           handle.remove()
+#       print(len(calls), len(list(cnn.modules())))
+#
+#       full = ht.trace(cnn, images, leaves_only=False)
+#       model_row = next(row for row in full if row.name == "")
+#       print(model_row.type, model_row.output_shapes)

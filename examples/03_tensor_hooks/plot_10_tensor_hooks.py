@@ -1,0 +1,265 @@
+"""
+Tensor hooks: reading and changing a gradient
+=============================================
+
+Module hooks watch a whole layer. A *tensor hook* is finer: it is attached to
+one tensor and called with that tensor's gradient during the backward pass, and
+whatever it returns becomes the gradient that autograd passes on. This page
+runs the course notes' example, checks its arithmetic with code, and corrects
+the notes' list of tensor hook methods.
+
+**What you will learn**
+
+- how ``Tensor.register_hook`` receives a gradient and can replace it;
+- why the notes' example gives ``x.grad`` = 96 with the hook and 192 without;
+- what ``retain_grad()`` stores when a hook changes the gradient;
+- which hook methods tensors really have (and which they do not);
+- how to get the gradient with respect to a layer's output with a forward hook
+  and a tensor hook together.
+
+**Prerequisites**: :doc:`/auto_examples/01_python_foundations/plot_01_callbacks`
+and the basics of ``loss.backward()``.
+"""
+
+# %%
+# The course notes' example
+# -------------------------
+#
+# ``x`` is a leaf tensor, ``y = x ** 2`` and ``z = y ** 3``. The hook on ``y``
+# prints the gradient that arrives at ``y`` and returns half of it.
+
+import torch
+from torch import nn
+
+torch.manual_seed(0)
+
+
+def tensor_hook(grad):
+    print(f"original gradient arriving at y: {grad}")
+    return grad / 2  # the returned tensor replaces the gradient
+
+
+x = torch.tensor([2.0], requires_grad=True)
+y = x**2
+z = y**3
+
+hook_handle = y.register_hook(tensor_hook)
+z.backward()
+print(f"x.grad with the hook: {x.grad}")
+print("x.grad == 96:", x.grad.item() == 96.0)
+hook_handle.remove()
+
+# %%
+# The same computation without any hook gives twice as much:
+
+x = torch.tensor([2.0], requires_grad=True)
+y = x**2
+z = y**3
+z.backward()
+print(f"x.grad without a hook: {x.grad}")
+print("x.grad == 192:", x.grad.item() == 192.0)
+
+# %%
+# Where 96 and 192 come from
+# --------------------------
+#
+# The chain rule multiplies two local derivatives. The hook sits between them:
+# it changes dz/dy before autograd multiplies it by dy/dx. The code below
+# computes each step.
+
+x_value = 2.0
+y_value = x_value**2
+dz_dy = 3 * y_value**2  # derivative of y**3
+dz_dy_halved = dz_dy / 2  # what the hook returns
+dy_dx = 2 * x_value  # derivative of x**2
+print(f"y = {y_value}, dz/dy = 3*y**2 = {dz_dy}, halved by the hook to {dz_dy_halved}")
+print(f"dy/dx = 2*x = {dy_dx}")
+print(f"with the hook:    {dz_dy_halved} * {dy_dx} = {dz_dy_halved * dy_dx}")
+print(f"without the hook: {dz_dy} * {dy_dx} = {dz_dy * dy_dx}")
+
+# %%
+# ``retain_grad()`` stores the gradient after the hook
+# ----------------------------------------------------
+#
+# ``y`` is not a leaf, so autograd does not keep ``y.grad`` unless asked with
+# ``y.retain_grad()``. It then stores the gradient *after* the tensor's hooks
+# have run, whichever was registered first.
+
+
+def run(order):
+    x = torch.tensor([2.0], requires_grad=True)
+    y = x**2
+    if order == "hook first":
+        y.register_hook(lambda grad: grad / 2)
+        y.retain_grad()
+    else:
+        y.retain_grad()
+        y.register_hook(lambda grad: grad / 2)
+    z = y**3
+    z.backward()
+    print(f"{order:>18}: y.grad = {y.grad.item()}, x.grad = {x.grad.item()}")
+
+
+run("hook first")
+run("retain_grad first")
+
+# %%
+# Removing a tensor hook
+# ----------------------
+#
+# ``register_hook`` returns a handle, like the module hooks of chapter 2.
+# After ``handle.remove()`` the hook no longer fires, so the next backward
+# pass through the same graph gives the unmodified gradient.
+
+x = torch.tensor([2.0], requires_grad=True)
+y = x**2
+z = y**3
+handle = y.register_hook(tensor_hook)
+z.backward(retain_graph=True)  # keep the graph for a second backward pass
+print("with the hook:", x.grad.item())
+
+handle.remove()
+x.grad = None
+z.backward()
+print("after handle.remove():", x.grad.item())
+
+# %%
+# Which hook methods does a tensor have?
+# --------------------------------------
+#
+# The course notes list ``register_full_backward_hook`` as a second tensor
+# hook. That is not right: it is a method of ``nn.Module`` (added in PyTorch
+# 1.8), covered in chapter 2. Tensors have ``register_hook`` and
+# ``register_post_accumulate_grad_hook``.
+
+for name in ["register_hook", "register_post_accumulate_grad_hook", "register_full_backward_hook"]:
+    print(
+        f"{name:36} on torch.Tensor: {hasattr(torch.Tensor, name)!s:5}"
+        f"  on nn.Module: {hasattr(nn.Module, name)}"
+    )
+
+# %%
+# The two tensor hooks receive different things. ``register_hook`` gets the
+# gradient and may return a new one. ``register_post_accumulate_grad_hook``
+# gets the tensor itself, after its ``.grad`` has been accumulated, and works
+# on leaf tensors only. The page
+# :doc:`/auto_examples/03_tensor_hooks/plot_11_parameter_hooks` uses it.
+
+w = torch.tensor([3.0], requires_grad=True)  # a leaf tensor
+w.register_hook(lambda grad: print(f"register_hook got the gradient {grad}"))
+w.register_post_accumulate_grad_hook(lambda t: print(f"post-accumulate hook: w.grad = {t.grad}"))
+(w * 5).backward()
+
+non_leaf = w * 2
+try:
+    non_leaf.register_post_accumulate_grad_hook(lambda _tensor: None)
+except RuntimeError as error:
+    print(f"RuntimeError: {error}")
+
+# %%
+# The gradient with respect to a layer's output
+# ---------------------------------------------
+#
+# Tensor hooks and module hooks combine well. A forward hook sees the layer's
+# output tensor while the forward pass runs; registering a tensor hook on that
+# output makes autograd hand us its gradient during the backward pass. Grad-CAM
+# in chapter 4 is built on exactly this.
+
+model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+saved = {}
+
+
+def save_output_and_its_gradient(module, args, output):
+    saved["activation"] = output.detach()
+
+    def save_gradient(grad):
+        saved["gradient"] = grad
+
+    output.register_hook(save_gradient)  # no return: the output stays unchanged
+
+
+forward_handle = model[1].register_forward_hook(save_output_and_its_gradient)
+inputs = torch.randn(3, 4)
+loss = model(inputs).sum()
+loss.backward()
+forward_handle.remove()
+
+print("activation shape:", tuple(saved["activation"].shape))
+print("gradient shape:  ", tuple(saved["gradient"].shape))
+
+# %%
+# A check: the loss is the sum of ``output @ W.T + b`` of the last layer, so
+# its gradient with respect to the ReLU output is the column sum of ``W`` for
+# every row of the batch.
+
+expected = model[2].weight.sum(dim=0).expand(3, 8)
+print("matches the hand-derived gradient:", torch.allclose(saved["gradient"], expected))
+
+# %%
+# The forward hook above is a ``def`` that returns nothing. Written as
+# ``lambda m, args, out: out.register_hook(...)`` it would return the handle,
+# and a forward hook that returns something other than ``None`` replaces the
+# module's output. The page
+# :doc:`/auto_examples/03_tensor_hooks/plot_14_pitfalls` collects more traps
+# of this kind.
+#
+# Summary
+# -------
+#
+# - ``tensor.register_hook(hook)`` calls ``hook(grad)`` when the gradient of
+#   that tensor is computed; a returned tensor replaces the gradient for the
+#   rest of the backward pass.
+# - In the notes' example the hook halves dz/dy from 48 to 24, so ``x.grad``
+#   becomes 24 * 4 = 96 instead of 192.
+# - ``retain_grad()`` keeps the gradient after the hooks, in either
+#   registration order.
+# - Tensors have ``register_hook`` and ``register_post_accumulate_grad_hook``
+#   (leaf tensors only); ``register_full_backward_hook`` belongs to
+#   ``nn.Module``.
+# - A forward hook plus ``output.register_hook`` gives the gradient with
+#   respect to any layer's output.
+#
+# Exercises
+# ---------
+#
+# 1. Change the hook in the notes' example so that it triples the gradient.
+#    Which value of ``x.grad`` do you expect? Check it.
+# 2. Register two hooks on ``y``: one that halves, one that adds 1. Does the
+#    order of registration change ``x.grad``?
+# 3. Use a forward hook and a tensor hook to record the gradient with respect
+#    to the output of ``model[0]`` (before the ReLU). Which entries are
+#    different from the gradient after the ReLU?
+#
+# .. dropdown:: Solutions
+#
+#    .. code-block:: python
+#
+#       # 1. dz/dy = 48 becomes 144, so x.grad = 144 * 4 = 576
+#       x = torch.tensor([2.0], requires_grad=True)
+#       y = x**2
+#       y.register_hook(lambda grad: grad * 3)
+#       (y**3).backward()
+#       print(x.grad)
+#
+#       # 2. hooks run in registration order: (48 / 2 + 1) * 4 = 100,
+#       #    but (48 + 1) / 2 * 4 = 98
+#       for first, second in [(lambda g: g / 2, lambda g: g + 1),
+#                             (lambda g: g + 1, lambda g: g / 2)]:
+#           x = torch.tensor([2.0], requires_grad=True)
+#           y = x**2
+#           y.register_hook(first)
+#           y.register_hook(second)
+#           (y**3).backward()
+#           print(x.grad)
+#
+#       # 3. the gradient before the ReLU is zero where the ReLU output is zero
+#       grads = {}
+#
+#       def save_pre_relu_gradient(module, args, output):
+#           output.register_hook(lambda grad: grads.update(pre_relu=grad))
+#
+#       handle = model[0].register_forward_hook(save_pre_relu_gradient)
+#       model(inputs).sum().backward()
+#       handle.remove()
+#       print(grads["pre_relu"])
+#       print(saved["gradient"])

@@ -1,0 +1,322 @@
+"""
+Parameter hooks: acting on gradients as they arrive
+===================================================
+
+A parameter's gradient is ready at some moment inside ``loss.backward()``,
+long before the optimizer runs. A hook can act at that moment: clip or scale
+the gradient, or even update the parameter straight away. This page shows the
+hook made for this, ``register_post_accumulate_grad_hook``, compares
+per-parameter clipping with PyTorch's global ``clip_grad_norm_``, runs an
+optimizer inside the backward pass, and ends with the optimizer's own step
+hooks.
+
+**What you will learn**
+
+- when ``register_post_accumulate_grad_hook`` fires and what it receives;
+- how it differs from ``register_hook`` on the same parameter;
+- per-parameter gradient clipping during backward versus global-norm
+  clipping after backward;
+- the "optimizer in backward" pattern;
+- the library's ``hooks_tutorial.scale_gradients`` and
+  ``hooks_tutorial.clip_gradients``;
+- ``Optimizer.register_step_pre_hook`` and ``register_step_post_hook``.
+
+**Prerequisites**: :doc:`/auto_examples/03_tensor_hooks/plot_10_tensor_hooks`.
+"""
+
+# %%
+# Two hooks on one parameter
+# --------------------------
+#
+# ``register_hook`` receives the gradient that one backward pass computed for
+# the tensor, *before* it is added to ``.grad``. ``register_post_accumulate_grad_hook``
+# receives the tensor itself, *after* the addition. With two ``backward()``
+# calls (gradient accumulation) the difference shows.
+
+import matplotlib.pyplot as plt
+import torch
+from torch import nn
+
+weight = nn.Parameter(torch.tensor([1.0]))
+weight.register_hook(lambda grad: print(f"  register_hook: new gradient {grad.item()}"))
+weight.register_post_accumulate_grad_hook(
+    lambda param: print(f"  post-accumulate hook: weight.grad = {param.grad.item()}")
+)
+
+for factor in [3.0, 5.0]:
+    print(f"backward of {factor} * weight:")
+    (factor * weight).sum().backward()
+
+# %%
+# The post-accumulate hook runs only for leaf tensors (parameters are
+# leaves), once their ``.grad`` is final for this backward pass. Inside the
+# hook it is safe to change ``param.grad`` in place: the optimizer will see
+# the changed value.
+#
+# Per-parameter clipping during backward
+# --------------------------------------
+#
+# Gradient clipping limits the size of a gradient. With a post-accumulate
+# hook each parameter is clipped on its own, as soon as its gradient exists.
+# The model below has one layer, ``large``, whose weight gradient is far larger
+# than the others, because its input is scaled by 100.
+
+torch.manual_seed(0)
+
+
+class TwoScales(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.small = nn.Linear(4, 4)
+        self.large = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.small(x) + self.large(100 * x)
+
+
+def gradient_norms(model):
+    return {name: round(p.grad.norm().item(), 3) for name, p in model.named_parameters()}
+
+
+model = TwoScales()
+inputs, targets = torch.randn(8, 4), torch.randn(8, 4)
+loss_fn = nn.MSELoss()
+
+loss_fn(model(inputs), targets).backward()
+print("no clipping:    ", gradient_norms(model))
+
+# %%
+# Now a hook on each parameter rescales its gradient so that its norm is at
+# most 50:
+
+max_norm = 50.0
+
+
+def clip_this_parameter(param):
+    norm = param.grad.norm()
+    if norm > max_norm:
+        param.grad.mul_(max_norm / norm)
+
+
+handles = [p.register_post_accumulate_grad_hook(clip_this_parameter) for p in model.parameters()]
+model.zero_grad()
+loss_fn(model(inputs), targets).backward()
+per_parameter = gradient_norms(model)
+print("per parameter:  ", per_parameter)
+for handle in handles:
+    handle.remove()
+
+# %%
+# ``torch.nn.utils.clip_grad_norm_`` works differently. It runs *after*
+# ``backward()``, computes one norm over all gradients together, and scales
+# every gradient by the same factor when that global norm is too large.
+
+model.zero_grad()
+loss_fn(model(inputs), targets).backward()
+total_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=max_norm)
+global_clip = gradient_norms(model)
+print(f"global norm before clipping: {total_norm.item():.3f}")
+print("global clipping:", global_clip)
+overall = sum(v**2 for v in global_clip.values()) ** 0.5
+print(f"global norm after clipping: {overall:.3f}")
+
+# %%
+# The outputs above show the trade-off. Per-parameter clipping bounds each
+# gradient separately: only ``large.weight`` was shrunk, the other gradients
+# kept their size. Global clipping keeps the *direction* of the whole update
+# (all gradients are scaled by one factor), so the other gradients, which were
+# below the bound, shrink too. Global clipping needs every gradient first, so it cannot happen inside
+# the backward pass; per-parameter clipping can.
+#
+# An optimizer inside the backward pass
+# -------------------------------------
+#
+# If a parameter can be changed as soon as its gradient is final, the
+# optimizer step can happen there too, and the gradient can be freed at once.
+# For large models this saves the memory of all ``.grad`` tensors. Below, each
+# parameter gets its own small SGD optimizer, stepped from its hook.
+
+torch.manual_seed(0)
+model = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 1))
+reference = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 1))
+reference.load_state_dict(model.state_dict())  # identical starting weights
+
+optimizers = {p: torch.optim.SGD([p], lr=0.05) for p in model.parameters()}
+
+
+def step_in_backward(param):
+    optimizers[param].step()
+    optimizers[param].zero_grad()  # the gradient is not needed any more
+
+
+handles = [p.register_post_accumulate_grad_hook(step_in_backward) for p in model.parameters()]
+
+inputs, targets = torch.randn(32, 4), torch.randn(32, 1)
+before = model[0].weight.detach().clone()
+loss = loss_fn(model(inputs), targets)
+loss.backward()  # the parameters are updated during this call
+print("first-layer weights changed by backward():", not torch.equal(before, model[0].weight))
+print("gradients left after backward():", [p.grad for p in model.parameters()])
+
+# %%
+# The same step done the usual way, with one optimizer after ``backward()``,
+# gives the same weights:
+
+reference_optimizer = torch.optim.SGD(reference.parameters(), lr=0.05)
+loss_fn(reference(inputs), targets).backward()
+reference_optimizer.step()
+same = all(
+    torch.allclose(a, b) for a, b in zip(model.parameters(), reference.parameters(), strict=True)
+)
+print("same weights as optimizer.step() after backward():", same)
+
+# %%
+# A few more steps: the loss falls although the training loop never calls an
+# optimizer itself.
+
+losses = []
+for _ in range(30):
+    loss = loss_fn(model(inputs), targets)
+    losses.append(loss.item())
+    loss.backward()
+for handle in handles:
+    handle.remove()
+print(f"loss at step 1: {losses[0]:.4f}, at step 30: {losses[-1]:.4f}")
+
+fig, ax = plt.subplots(figsize=(5, 3))
+ax.plot(range(1, len(losses) + 1), losses, marker="o", markersize=3)
+ax.set_xlabel("training step")
+ax.set_ylabel("MSE loss")
+ax.set_title("Optimizer steps taken inside backward()")
+fig.tight_layout()
+plt.show()
+
+# %%
+# The library's gradient tools
+# ----------------------------
+#
+# ``hooks_tutorial.scale_gradients`` and ``hooks_tutorial.clip_gradients``
+# package the hooks above. Each returns a group of hooks to use in a ``with``
+# block: the hooks are removed when the block ends, even after an exception.
+# ``scale_gradients`` uses ``register_hook`` (it scales each new
+# contribution); ``clip_gradients`` uses ``register_post_accumulate_grad_hook``
+# (it bounds the accumulated ``.grad``, per parameter).
+
+import hooks_tutorial as ht
+
+torch.manual_seed(0)
+model = TwoScales()
+inputs, targets = torch.randn(8, 4), torch.randn(8, 4)
+
+loss_fn(model(inputs), targets).backward()
+plain = gradient_norms(model)
+model.zero_grad()
+with ht.scale_gradients(model, 0.1, layers="large"):
+    loss_fn(model(inputs), targets).backward()
+scaled = gradient_norms(model)
+print("plain:                  ", plain)
+print("large scaled by 0.1:    ", scaled)
+
+model.zero_grad()
+with ht.clip_gradients(model, max_norm=50.0):
+    print("hooks on the model inside the block:", ht.count_hooks(model).total)
+    loss_fn(model(inputs), targets).backward()
+print("hooks on the model after the block:  ", ht.count_hooks(model).total)
+clipped = gradient_norms(model)
+print("clip_gradients(max_norm=50):", clipped)
+print("matches the hand-written hook:", clipped == per_parameter)
+
+# %%
+# Optimizer step hooks
+# --------------------
+#
+# Optimizers have hooks of their own, around ``optimizer.step()``. Each hook
+# receives the optimizer and the arguments of ``step``. A post hook is a good
+# place to log something after every update, here the step count and the
+# weight norm.
+
+torch.manual_seed(0)
+model = nn.Linear(4, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+step_count = {"steps": 0}
+
+
+def before_step(optimizer, args, kwargs):
+    step_count["steps"] += 1
+
+
+def after_step(optimizer, args, kwargs):
+    print(f"after step {step_count['steps']}: weight norm {model.weight.norm().item():.4f}")
+
+
+pre_handle = optimizer.register_step_pre_hook(before_step)
+post_handle = optimizer.register_step_post_hook(after_step)
+for _ in range(3):
+    optimizer.zero_grad()
+    loss_fn(model(torch.randn(16, 4)), torch.randn(16, 1)).backward()
+    optimizer.step()
+pre_handle.remove()
+post_handle.remove()
+
+# %%
+# Summary
+# -------
+#
+# - ``register_post_accumulate_grad_hook(hook)`` calls ``hook(param)`` after
+#   ``param.grad`` has been accumulated; leaf tensors only.
+# - ``register_hook`` sees each new gradient contribution; the post-accumulate
+#   hook sees the sum stored in ``.grad``.
+# - Per-parameter clipping can run during backward; global-norm clipping
+#   (``clip_grad_norm_``) needs all gradients and runs after it, scaling them
+#   all by one factor.
+# - Stepping an optimizer in the post-accumulate hook gives the same update as
+#   a step after backward and frees each gradient early.
+# - ``hooks_tutorial.scale_gradients`` / ``clip_gradients`` wrap these hooks in
+#   a ``with`` block; optimizers have ``register_step_pre_hook`` and
+#   ``register_step_post_hook``.
+#
+# Exercises
+# ---------
+#
+# 1. Write a post-accumulate hook that clips each *element* of a gradient to
+#    ``[-0.5, 0.5]`` and compare it with ``ht.clip_gradients(model,
+#    max_value=0.5)``.
+# 2. Freeze the layer ``small`` of ``TwoScales`` for one backward pass with
+#    ``ht.scale_gradients``. What is its ``.grad`` afterwards?
+# 3. Use an optimizer step pre-hook to halve the learning rate every 10 steps.
+#
+# .. dropdown:: Solutions
+#
+#    .. code-block:: python
+#
+#       # 1.
+#       def clamp_elements(param):
+#           param.grad.clamp_(-0.5, 0.5)
+#
+#       model = TwoScales()
+#       handles = [p.register_post_accumulate_grad_hook(clamp_elements)
+#                  for p in model.parameters()]
+#       loss_fn(model(inputs), targets).backward()
+#       by_hand = [p.grad.clone() for p in model.parameters()]
+#       for handle in handles:
+#           handle.remove()
+#       model.zero_grad()
+#       with ht.clip_gradients(model, max_value=0.5):
+#           loss_fn(model(inputs), targets).backward()
+#       print(all(torch.equal(a, p.grad) for a, p in zip(by_hand, model.parameters())))
+#
+#       # 2. a factor of 0 leaves .grad as it was (None after zero_grad)
+#       model.zero_grad()
+#       with ht.scale_gradients(model, 0.0, layers="small"):
+#           loss_fn(model(inputs), targets).backward()
+#       print(model.small.weight.grad)
+#
+#       # 3.
+#       def halve_every_10(optimizer, args, kwargs):
+#           halve_every_10.calls += 1
+#           if halve_every_10.calls % 10 == 0:
+#               for group in optimizer.param_groups:
+#                   group["lr"] /= 2
+#
+#       halve_every_10.calls = 0
+#       optimizer.register_step_pre_hook(halve_every_10)

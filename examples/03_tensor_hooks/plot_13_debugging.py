@@ -1,0 +1,343 @@
+"""
+Debugging with hooks: NaNs, dead ReLUs, exploding gradients
+===========================================================
+
+When training goes wrong, the loss only tells you *that* something broke.
+Hooks tell you *where*: they see every module's output and every parameter's
+gradient while the model runs, without changing the model's code. This page
+uses them for three common failures: a NaN that appears somewhere inside the
+network, ReLU units that never fire, and gradients that explode.
+
+**What you will learn**
+
+- how forward hooks on every module find the first one that outputs NaN or
+  Inf;
+- how ``hooks_tutorial.detect_anomalies`` does the same and names the module;
+- how to measure the fraction of zeros after each ReLU (dead units);
+- how to monitor gradient norms per layer across training steps.
+
+**Prerequisites**: :doc:`/auto_examples/03_tensor_hooks/plot_10_tensor_hooks`
+and :doc:`/auto_examples/03_tensor_hooks/plot_11_parameter_hooks`.
+"""
+
+# %%
+# A model that produces NaN
+# -------------------------
+#
+# The third module below takes the logarithm of its input. Its input comes
+# from a ``Tanh``, which is negative about half of the time, and the log of a
+# negative number is NaN. The final output is NaN everywhere, but it does not
+# say which module is to blame.
+
+from collections import OrderedDict
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+from torch import nn
+
+import hooks_tutorial as ht
+
+torch.manual_seed(0)
+
+
+class LogFeatures(nn.Module):
+    def forward(self, x):
+        return torch.log(x)
+
+
+model = nn.Sequential(
+    OrderedDict(fc1=nn.Linear(8, 16), act=nn.Tanh(), log=LogFeatures(), fc2=nn.Linear(16, 4))
+)
+inputs = torch.randn(5, 8)
+output = model(inputs)
+print("NaN values in the final output:", torch.isnan(output).sum().item(), "of", output.numel())
+
+# %%
+# Finding the first module with non-finite output
+# -----------------------------------------------
+#
+# A forward hook on every submodule checks ``torch.isfinite`` on the output.
+# Modules finish in the order the data flows through them, so the first
+# report names the module where the NaN appeared; every module after it only
+# passes the NaN on.
+
+reports = []
+
+
+def check_output(name):
+    def hook(module, args, output):
+        bad = (~torch.isfinite(output)).sum().item()
+        if bad:
+            reports.append(f"{name} ({type(module).__name__}): {bad} non-finite values")
+
+    return hook
+
+
+handles = [m.register_forward_hook(check_output(n)) for n, m in model.named_modules() if n]
+try:
+    model(inputs)
+finally:
+    for handle in handles:
+        handle.remove()
+
+print("first module with non-finite output:", reports[0])
+print("all reports, in order:")
+for report in reports:
+    print("  ", report)
+
+# %%
+# The hook is built by ``check_output(name)`` so that each hook remembers its
+# own module name: a ``lambda`` defined in the loop would see only the last
+# ``name``. The ``try/finally`` removes the hooks even if the forward pass
+# raises.
+#
+# The library's ``detect_anomalies``
+# ----------------------------------
+#
+# ``hooks_tutorial.detect_anomalies(model)`` installs such checks on every
+# module (forward outputs and inputs, and gradients in the backward pass) for
+# the duration of a ``with`` block. It raises ``hooks_tutorial.AnomalyError``
+# at the first non-finite value, so the traceback points at the moment the
+# values appeared.
+
+try:
+    with ht.detect_anomalies(model):
+        model(inputs)
+except ht.AnomalyError as error:
+    print(f"AnomalyError: {error}")
+    print("module:", error.module, "| phase:", error.phase, "| NaN count:", error.nan)
+print("hooks left on the model:", ht.count_hooks(model).total)
+
+# %%
+# Dead ReLUs
+# ----------
+#
+# A ReLU unit whose input is negative for every example outputs zero and
+# passes no gradient back: it has stopped learning. A large negative bias,
+# which a too-large update can produce, causes exactly this. Below, the bias
+# of the third hidden layer is set to -2 on purpose; forward hooks on the
+# ReLUs then measure, for a batch of 512 inputs, the fraction of outputs that
+# are zero and the fraction of units that are zero for *every* input.
+
+torch.manual_seed(0)
+layers = []
+for _ in range(4):
+    layers += [nn.Linear(32, 32), nn.ReLU()]
+mlp = nn.Sequential(*layers, nn.Linear(32, 1))
+with torch.no_grad():
+    mlp[4].bias.fill_(-2.0)  # the third Linear layer: push its units below zero
+
+relu_stats = {}
+
+
+def relu_statistics(name):
+    def hook(module, args, output):
+        zero = output == 0
+        relu_stats[name] = {
+            "zero fraction": zero.float().mean().item(),
+            "dead units": zero.all(dim=0).float().mean().item(),  # zero for every input
+        }
+
+    return hook
+
+
+relus = [(n, m) for n, m in mlp.named_modules() if isinstance(m, nn.ReLU)]
+handles = [m.register_forward_hook(relu_statistics(f"ReLU {n}")) for n, m in relus]
+with torch.no_grad():  # forward hooks fire under no_grad; no graph is needed here
+    mlp(torch.randn(512, 32))
+for handle in handles:
+    handle.remove()
+
+for name, stats in relu_stats.items():
+    print(
+        f"{name:8} zero outputs: {stats['zero fraction']:.2f}   dead units: {stats['dead units']:.2f}"
+    )
+
+# %%
+# The bar chart shows the same numbers. With default initialisation about
+# half of the outputs of a ReLU are zero and no unit is dead, which is
+# healthy. The layer with the negative bias is silent. The layer after it
+# receives only zeros, so each of its units outputs its bias alone, the same
+# for every input: where that bias is negative the unit is dead too.
+
+names = list(relu_stats)
+positions = np.arange(len(names))
+fig, ax = plt.subplots(figsize=(6, 3.5))
+ax.bar(
+    positions - 0.2,
+    [s["zero fraction"] for s in relu_stats.values()],
+    width=0.4,
+    color="#3b528b",
+    label="zero outputs",
+)
+ax.bar(
+    positions + 0.2,
+    [s["dead units"] for s in relu_stats.values()],
+    width=0.4,
+    color="#5ec962",
+    label="dead units",
+)
+ax.set_xticks(positions, names)
+ax.set_ylim(0, 1)
+ax.set_ylabel("fraction")
+ax.set_title("ReLU activity per layer (batch of 512)")
+ax.legend()
+fig.tight_layout()
+plt.show()
+
+# %%
+# Monitoring gradient norms
+# -------------------------
+#
+# The last failure shows up in the gradients. A post-accumulate hook on the
+# weight of each Linear layer records the norm of its gradient at every
+# training step. We train the same deep MLP twice on a fixed batch, once with
+# a learning rate of 0.01 and once with a learning rate that is far too high.
+
+
+def deep_mlp(depth=8, width=32):
+    torch.manual_seed(0)
+    layers = []
+    for _ in range(depth):
+        linear = nn.Linear(width, width)
+        nn.init.kaiming_normal_(linear.weight, nonlinearity="relu")
+        nn.init.zeros_(linear.bias)
+        layers += [linear, nn.ReLU()]
+    return nn.Sequential(*layers, nn.Linear(width, 1))
+
+
+def train_and_record(lr, steps=8):
+    net = deep_mlp()
+    history = {}
+    handles = []
+    linears = [(n, m) for n, m in net.named_modules() if isinstance(m, nn.Linear)]
+    for name, linear in linears:
+        history[name] = []
+        handles.append(
+            linear.weight.register_post_accumulate_grad_hook(
+                lambda param, name=name: history[name].append(param.grad.norm().item())
+            )
+        )
+    torch.manual_seed(1)
+    x, y = torch.randn(64, 32), torch.randn(64, 1)
+    optimizer = torch.optim.SGD(net.parameters(), lr=lr)
+    try:
+        for _ in range(steps):
+            optimizer.zero_grad()
+            nn.functional.mse_loss(net(x), y).backward()
+            optimizer.step()
+    finally:
+        for handle in handles:
+            handle.remove()
+    return history
+
+
+runs = {lr: train_and_record(lr) for lr in [0.01, 0.15]}
+for lr, history in runs.items():
+    first_layer = next(iter(history))
+    norms = " ".join(f"{v:.2g}" for v in history[first_layer])
+    print(f"lr={lr}: gradient norm of layer {first_layer} per step: {norms}")
+    bad_steps = [
+        step for step in range(8) if not all(np.isfinite(h[step]) for h in history.values())
+    ]
+    print(
+        f"        first step with a non-finite gradient norm: {bad_steps[0] + 1 if bad_steps else None}"
+    )
+
+# %%
+# The lambda gets the layer name as a default argument (``name=name``), for the
+# same reason as the ``check_output`` factory above. On a log axis the two runs
+# look very different: with the small learning rate every layer's gradient
+# norm stays in the same range, with the large one the norms grow by orders of
+# magnitude from step to step until they overflow (non-finite values are not
+# drawn).
+
+fig, axes = plt.subplots(1, 2, figsize=(9, 3.5), sharey=True)
+colors = plt.cm.viridis(np.linspace(0, 0.9, len(runs[0.01])))
+for ax, (lr, history) in zip(axes, runs.items(), strict=True):
+    for color, (name, values) in zip(colors, history.items(), strict=True):
+        norms = np.array(values)
+        norms[~np.isfinite(norms)] = np.nan
+        ax.plot(
+            range(1, len(norms) + 1),
+            norms,
+            marker="o",
+            markersize=3,
+            color=color,
+            label=f"layer {name}",
+        )
+    ax.set_yscale("log")
+    ax.set_xlabel("training step")
+    ax.set_title(f"learning rate {lr}")
+axes[0].set_ylabel("gradient norm of the weight")
+axes[1].legend(fontsize=7, ncol=2)
+fig.tight_layout()
+plt.show()
+
+# %%
+# Summary
+# -------
+#
+# - Forward hooks on every module, checking ``torch.isfinite``, name the first
+#   module whose output is NaN or Inf.
+# - ``hooks_tutorial.detect_anomalies(model)`` does this (and checks
+#   gradients too) inside a ``with`` block and raises ``AnomalyError`` with
+#   the module's name; no hook is left afterwards.
+# - Forward hooks on ReLUs measure how many outputs are zero and how many
+#   units are dead; they also work under ``torch.no_grad()``.
+# - Post-accumulate hooks on weights record gradient norms per layer;
+#   plotted on a log axis they show an exploding run at a glance.
+#
+# Exercises
+# ---------
+#
+# 1. Replace ``torch.log(x)`` by ``torch.log(x.abs() + 1e-6)`` and run the NaN
+#    search again. What do the hooks report?
+# 2. A ``sqrt`` after a ReLU is finite in the forward pass. Use
+#    ``ht.detect_anomalies`` around forward *and* backward of the model below:
+#    what does it report, and why?
+# 3. Count the dead units of ``mlp`` again after setting the bias of
+#    ``mlp[4]`` back to zero.
+#
+# .. dropdown:: Solutions
+#
+#    .. code-block:: python
+#
+#       # 1. no report: every output is finite
+#       class SafeLog(nn.Module):
+#           def forward(self, x):
+#               return torch.log(x.abs() + 1e-6)
+#
+#       model.log = SafeLog()
+#       reports.clear()
+#       handles = [m.register_forward_hook(check_output(n))
+#                  for n, m in model.named_modules() if n]
+#       model(inputs)
+#       for handle in handles:
+#           handle.remove()
+#       print(reports)
+#
+#       # 2. the derivative of sqrt at 0 is infinite: the ReLU zeros give an
+#       #    Inf gradient in the backward pass
+#       class SqrtFeatures(nn.Module):
+#           def forward(self, x):
+#               return torch.sqrt(x)
+#
+#       model = nn.Sequential(OrderedDict(
+#           fc1=nn.Linear(8, 16), act=nn.ReLU(), sqrt=SqrtFeatures(), fc2=nn.Linear(16, 4)))
+#       try:
+#           with ht.detect_anomalies(model):
+#               model(inputs).sum().backward()
+#       except ht.AnomalyError as error:
+#           print(error)
+#
+#       # 3.
+#       with torch.no_grad():
+#           mlp[4].bias.zero_()
+#       handles = [m.register_forward_hook(relu_statistics(f"ReLU {n}")) for n, m in relus]
+#       with torch.no_grad():
+#           mlp(torch.randn(512, 32))
+#       for handle in handles:
+#           handle.remove()
+#       print(relu_stats)

@@ -1,0 +1,326 @@
+"""
+Pitfalls: when hooks surprise you
+=================================
+
+Hooks run inside PyTorch's machinery, so they meet its corner cases: in-place
+operations, gradient modes, the autograd graph's lifetime and the compiler.
+Each section below triggers one trap on purpose, shows what happens, and
+shows the fix.
+
+**What you will learn**
+
+- why a full backward hook breaks when an in-place ReLU follows the module,
+  and the tensor-hook pattern that does not;
+- why ``.detach()`` is not a copy, and when to ``.clone()``;
+- what ``torch.no_grad()``, ``torch.inference_mode()`` and ``model.eval()``
+  do (and do not do) to hooks;
+- how storing outputs without ``.detach()`` keeps whole graphs alive,
+  measured;
+- which hooks ``torch.compile`` sees, and which it silently ignores.
+
+**Prerequisites**: :doc:`/auto_examples/03_tensor_hooks/plot_10_tensor_hooks`
+and :doc:`/auto_examples/03_tensor_hooks/plot_12_saved_tensor_hooks`.
+"""
+
+# %%
+# Pitfall 1: in-place ReLU after a full backward hook
+# ---------------------------------------------------
+#
+# Many networks (torchvision's ResNet among them) use ``nn.ReLU(inplace=True)``.
+# A full backward hook wraps the module's output in a special autograd
+# function; the in-place ReLU that follows then modifies that output, and
+# PyTorch refuses already in the *forward* pass.
+
+import weakref
+
+import matplotlib.pyplot as plt
+import torch
+from torch import nn
+
+torch.manual_seed(0)
+model = nn.Sequential(nn.Linear(4, 6), nn.ReLU(inplace=True), nn.Linear(6, 2))
+inputs = torch.randn(3, 4)
+
+handle = model[0].register_full_backward_hook(lambda _module, _grad_in, _grad_out: None)
+try:
+    model(inputs)
+except RuntimeError as error:
+    first_sentence = str(error).split(". ")[0]
+    print(f"RuntimeError: {first_sentence}.")
+finally:
+    handle.remove()
+
+# %%
+# The robust alternative is a forward hook that registers a tensor hook on the
+# module's output (as on the
+# :doc:`tensor hooks page </auto_examples/03_tensor_hooks/plot_10_tensor_hooks>`).
+# It works with the in-place ReLU. The hook below also stores the output
+# twice: once with ``.detach()``, once with ``.detach().clone()``.
+
+stored = {}
+
+
+def keep_output_and_gradient(module, args, output):
+    stored["output_address"] = output.data_ptr()
+    stored["detached"] = output.detach()  # shares memory with output
+    stored["cloned"] = output.detach().clone()  # an independent copy
+    output.register_hook(lambda grad: stored.update(gradient=grad))
+
+
+handle = model[0].register_forward_hook(keep_output_and_gradient)
+model(inputs).sum().backward()
+handle.remove()
+
+print("gradient w.r.t. the Linear output, shape:", tuple(stored["gradient"].shape))
+print("smallest value stored with .detach():        ", stored["detached"].min().item())
+print("smallest value stored with .detach().clone():", stored["cloned"].min().item())
+for kind in ["detached", "cloned"]:
+    shares = stored[kind].data_ptr() == stored["output_address"]
+    print(f"{kind} tensor shares memory with the output: {shares}")
+
+# %%
+# ``.detach()`` returns a tensor that shares memory with the original. The
+# in-place ReLU ran after the hook and overwrote that memory, so the
+# "detached" copy lost its negative values: it now holds the ReLU output, not
+# the Linear output. ``.clone()`` kept the values the hook saw. The gradient
+# from the tensor hook is still the gradient w.r.t. the Linear output: zero
+# where the ReLU was inactive. A check against the chain rule:
+
+active = (stored["cloned"] > 0).float()
+expected = active * model[2].weight.sum(dim=0)
+print("gradient matches the chain rule:", torch.allclose(stored["gradient"], expected))
+
+# %%
+# Pitfall 2: gradient modes and ``eval()``
+# ----------------------------------------
+#
+# Under ``torch.no_grad()`` or ``torch.inference_mode()`` forward hooks still
+# fire, but no graph is built, so there is no backward pass to hook: the
+# output does not require grad, and registering a tensor hook fails.
+
+model = nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.Dropout(0.5), nn.Linear(8, 2))
+calls = []
+
+
+def try_tensor_hook(module, args, output):
+    calls.append(type(module).__name__)
+    try:
+        output.register_hook(lambda _grad: None)
+        print("  tensor hook registered")
+    except RuntimeError as error:
+        print(f"  RuntimeError: {error}")
+
+
+handle = model[0].register_forward_hook(try_tensor_hook)
+for mode_name, mode in [("no_grad", torch.no_grad), ("inference_mode", torch.inference_mode)]:
+    print(f"under torch.{mode_name}():")
+    with mode():
+        output = model(torch.randn(5, 4))
+    print(f"  forward hook fired: {calls.pop()}; output.requires_grad = {output.requires_grad}")
+handle.remove()
+
+# %%
+# ``model.eval()`` is a different switch. It does not touch gradients; it
+# tells layers such as Dropout and BatchNorm to use their evaluation
+# behaviour. The next cell calls each layer twice in training mode and once in
+# eval mode on the same input, and compares the results.
+
+batch = torch.randn(5, 4)
+features = batch
+for layer in model:
+    layer.train()
+    first, second = layer(features), layer(features)
+    layer.eval()
+    evaluated = layer(features)
+    print(
+        f"{type(layer).__name__:11} train twice equal: {torch.equal(first, second)!s:5}"
+        f"  train == eval: {torch.equal(first, evaluated)!s:5}"
+        f"  eval output requires grad: {evaluated.requires_grad}"
+    )
+    features = evaluated
+
+# %%
+# Dropout draws a new random mask at each call in training mode and is the
+# identity in eval mode. BatchNorm normalises with the statistics of the
+# current batch in training mode and with its stored running averages in eval
+# mode. Linear layers behave the same in both modes, and gradients stay on in
+# eval mode: that is why Grad-CAM uses ``model.eval()`` without
+# ``torch.no_grad()``.
+#
+# Pitfall 3: stored outputs keep whole graphs alive
+# -------------------------------------------------
+#
+# A forward hook that appends ``output`` (not ``output.detach()``) to a list
+# also keeps the output's ``grad_fn``, and through it every tensor that
+# autograd saved for the backward pass, including the input batch. To
+# measure this without guessing, we take a *weak reference* to every tensor
+# the forward pass sees. A weak reference does not keep a tensor alive; it only
+# tells us whether something else still does. After each step we add up the
+# bytes of the tensors still alive.
+
+torch.manual_seed(0)
+model = nn.Sequential(nn.Linear(1024, 64), nn.ReLU(), nn.Linear(64, 10))
+
+
+def bytes_alive_per_step(keep, steps=20):
+    """Run ``steps`` forward passes storing ``keep(output)`` of the ReLU."""
+    watched = []  # weak references to every input and output seen
+    stored_outputs = []
+
+    def watch(module, args, output):
+        watched.extend(weakref.ref(t) for t in (*args, output))
+
+    def store(module, args, output):
+        stored_outputs.append(keep(output))
+
+    handles = [layer.register_forward_hook(watch) for layer in model]
+    handles.append(model[1].register_forward_hook(store))
+    history = []
+    try:
+        for _ in range(steps):
+            model(torch.randn(64, 1024))  # a new input batch of 256 KiB each step
+            alive = [ref() for ref in watched] + stored_outputs
+            storages = {
+                t.untyped_storage().data_ptr(): t.untyped_storage().nbytes()
+                for t in alive
+                if t is not None
+            }
+            history.append(sum(storages.values()))
+    finally:
+        for handle in handles:
+            handle.remove()
+    return history
+
+
+with_graph = bytes_alive_per_step(lambda output: output)
+detached = bytes_alive_per_step(lambda output: output.detach())
+for step in [0, 9, 19]:
+    print(
+        f"after step {step + 1:2}: stored output: {with_graph[step] / 1024:7.0f} KiB"
+        f"   stored output.detach(): {detached[step] / 1024:5.0f} KiB"
+    )
+batch_bytes = 64 * 1024 * 4
+extra_per_step = (with_graph[-1] - with_graph[0]) - (detached[-1] - detached[0])
+print("extra growth per step / input batch size:", extra_per_step / 19 / batch_bytes)
+
+# %%
+# With ``.detach()`` the memory grows only by the activations we chose to
+# keep. Without it, every step also keeps its input batch: the first Linear
+# layer saved it to compute its weight gradient later. The figure shows the
+# two lines.
+
+fig, ax = plt.subplots(figsize=(6, 3.5))
+steps = range(1, len(with_graph) + 1)
+ax.plot(steps, [b / 2**20 for b in with_graph], marker="o", label="append(output)")
+ax.plot(steps, [b / 2**20 for b in detached], marker="s", label="append(output.detach())")
+ax.set_xlabel("forward passes")
+ax.set_ylabel("tensor memory kept alive (MiB)")
+ax.set_title("Storing outputs without detach keeps the graph")
+ax.legend()
+fig.tight_layout()
+plt.show()
+
+# %%
+# Pitfall 4: hooks and ``torch.compile``
+# --------------------------------------
+#
+# ``torch.compile`` traces the model once and reuses the result while its
+# guards hold. The default backend generates C++ code and takes many seconds
+# on a CPU; this page uses ``backend="eager"``, which traces the same way but
+# skips code generation. The backend changes the generated code, not which
+# hooks the trace contains. First, a hook registered *before* compiling:
+
+calls = []
+model = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
+handle = model[0].register_forward_hook(lambda _module, _args, _output: calls.append("hook"))
+compiled = torch.compile(model, backend="eager")
+compiled(torch.randn(2, 4))
+print("hook registered before compiling fired:", calls)
+handle.remove()
+compiled(torch.randn(2, 4))
+print("after handle.remove(), calls are still:", calls)
+
+# %%
+# Now a module with no hooks at all is compiled and run; then a hook is
+# added. The compiled model keeps using its hook-free trace, and the new hook
+# is silently ignored. The same module called directly (not compiled) runs
+# it. ``torch.compiler.reset()`` throws away the traces, and the next call
+# traces again and sees the hook.
+
+calls = []
+model = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
+compiled = torch.compile(model, backend="eager")
+compiled(torch.randn(2, 4))
+handle = model[0].register_forward_hook(lambda _module, _args, _output: calls.append("hook"))
+compiled(torch.randn(2, 4))
+print("compiled call after adding the hook:", calls)
+model(torch.randn(2, 4))
+print("plain call of the same model:       ", calls)
+torch.compiler.reset()
+compiled(torch.randn(2, 4))
+print("compiled call after reset():        ", calls)
+handle.remove()
+
+# %%
+# Module backward hooks are another case: PyTorch cannot put them into the
+# compiled graph unless "compiled autograd" is switched on, so it splits the
+# graph there (a *graph break*) and runs that part without compiling. The hook
+# still fires:
+
+calls = []
+model = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
+model[1].register_full_backward_hook(lambda _module, _grad_in, _grad_out: calls.append("backward"))
+compiled = torch.compile(model, backend="eager")
+compiled(torch.randn(2, 4)).sum().backward()
+print("full backward hook under torch.compile:", calls)
+
+# %%
+# Summary
+# -------
+#
+# - A full backward hook followed by an in-place operation raises in the
+#   forward pass; a forward hook plus ``output.register_hook`` works.
+# - ``.detach()`` shares memory: a later in-place operation changes the stored
+#   tensor; use ``.detach().clone()`` when you need the values as they were.
+# - ``no_grad()`` and ``inference_mode()`` keep forward hooks but make the
+#   backward pass impossible; ``eval()`` only changes layers such as Dropout
+#   and BatchNorm and leaves gradients on.
+# - Storing outputs that still carry their graph keeps the input batches
+#   alive; the measurement above shows the growth per step.
+# - Register hooks before ``torch.compile``, or reset the compiler after
+#   adding one: a hook added later to a hook-free module is ignored.
+#
+# Exercises
+# ---------
+#
+# 1. Make pitfall 1 work with the full backward hook by changing the model,
+#    not the hook.
+# 2. In pitfall 3, store ``output`` but run the loop under
+#    ``torch.no_grad()``. What does the measurement show, and why?
+# 3. Does a forward *pre*-hook added after compiling a hook-free module fire?
+#    Check it.
+#
+# .. dropdown:: Solutions
+#
+#    .. code-block:: python
+#
+#       # 1. an out-of-place ReLU leaves the hooked output untouched
+#       model = nn.Sequential(nn.Linear(4, 6), nn.ReLU(), nn.Linear(6, 2))
+#       model[0].register_full_backward_hook(lambda m, gi, go: print("fired"))
+#       model(torch.randn(3, 4, requires_grad=True)).sum().backward()
+#
+#       # 2. under no_grad no graph is built, so nothing keeps the batches:
+#       #    both lines are the same
+#       model = nn.Sequential(nn.Linear(1024, 64), nn.ReLU(), nn.Linear(64, 10))
+#       with torch.no_grad():
+#           print(bytes_alive_per_step(lambda output: output)[-1])
+#           print(bytes_alive_per_step(lambda output: output.detach())[-1])
+#
+#       # 3. no: the hook-free trace is reused
+#       calls = []
+#       model = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
+#       compiled = torch.compile(model, backend="eager")
+#       compiled(torch.randn(2, 4))
+#       model[0].register_forward_pre_hook(lambda m, args: calls.append("pre"))
+#       compiled(torch.randn(2, 4))
+#       print(calls)

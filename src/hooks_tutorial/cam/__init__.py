@@ -1,0 +1,46 @@
+"""Class activation maps: Grad-CAM and its family, built on PyTorch hooks.
+
+Every method is constructed as ``Method(model, target_layer, *,
+reshape_transform=None)`` and called as ``cam(x, target=None)``; it returns
+maps ``[B, H, W]`` in [0, 1] (or raw maps with ``raw=True``). Hooks live only
+during a call, the model runs in eval mode for the call and is otherwise left
+as it was (training flags, parameters' ``.grad``, BatchNorm statistics).
+
+========================  ==================================================
+:class:`GradCAM`          channels weighted by their mean gradient
+:class:`GradCAMPlusPlus`  positive gradients weighted per position
+:class:`XGradCAM`         gradients averaged with activation weights
+:class:`LayerCAM`         positive gradient times activation, per position
+:class:`HiResCAM`         gradient times activation, per position
+:class:`ScoreCAM`         weights from forward passes on masked inputs
+:class:`EigenCAM`         first principal component (class-agnostic)
+:class:`CAM`              the original CAM, for GAP -> linear networks
+:class:`GuidedBackprop`   input saliency with guided ReLU gradients
+:class:`GuidedGradCAM`    guided backpropagation x Grad-CAM
+========================  ==================================================
+"""
+
+from __future__ import annotations
+
+from ._base import BaseCAM, ReshapeTransform, Target
+from ._guided import GuidedBackprop, GuidedGradCAM
+from ._methods import CAM, EigenCAM, GradCAM, GradCAMPlusPlus, HiResCAM, LayerCAM, XGradCAM
+from ._reshape import token_reshape_transform
+from ._score import ScoreCAM
+
+__all__ = [
+    "CAM",
+    "BaseCAM",
+    "EigenCAM",
+    "GradCAM",
+    "GradCAMPlusPlus",
+    "GuidedBackprop",
+    "GuidedGradCAM",
+    "HiResCAM",
+    "LayerCAM",
+    "ReshapeTransform",
+    "ScoreCAM",
+    "Target",
+    "XGradCAM",
+    "token_reshape_transform",
+]
