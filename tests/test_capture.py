@@ -98,7 +98,7 @@ def test_layer_that_did_not_run_names_itself():
     assert str(info.value).startswith(
         "layer 'fc2' did not run during the forward pass; check that the model's forward calls it"
     )
-    assert "model.forward(x) skips hooks" in str(info.value)
+    assert "calling layer.forward(x) directly skips hooks" in str(info.value)
 
 
 def test_forward_outside_the_block_records_nothing(mlp):
@@ -301,3 +301,16 @@ def test_many_forward_passes_keep_memory_bounded(mlp):
             mlp(torch.randn(2, 4)).sum().backward()
     assert grads.calls == {"0": 200}
     assert grads["0"].shape == (2, 5)
+
+
+def test_layer_called_through_forward_skips_hooks():
+    class Direct(TwoHeads):
+        def forward(self, x: torch.Tensor, use_fc2: bool = False) -> torch.Tensor:
+            return self.fc2.forward(self.fc1(x))  # .forward() bypasses hooks
+
+    model = Direct()
+    with capture_activations(model, ["fc1", "fc2"]) as acts:
+        model(torch.zeros(1, 3))
+    assert list(acts) == ["fc1"]
+    with pytest.raises(MissingCaptureError, match="layer 'fc2' did not run"):
+        acts["fc2"]

@@ -155,9 +155,9 @@ for name, stats in relu_stats.items():
     )
 
 # %%
-# The bar chart shows the same numbers. With default initialisation about
-# half of the outputs of a ReLU are zero and no unit is dead, which is
-# healthy. The layer with the negative bias is silent. The layer after it
+# The bar chart shows the same numbers. In the first two ReLU layers about
+# half of the outputs are zero and no unit is dead: that is what a healthy
+# layer looks like. The layer with the negative bias is silent. The layer after it
 # receives only zeros, so each of its units outputs its bias alone, the same
 # for every input: where that bias is negative the unit is dead too.
 
@@ -298,7 +298,7 @@ plt.show()
 #    ``ht.detect_anomalies`` around forward *and* backward of the model below:
 #    what does it report, and why?
 # 3. Count the dead units of ``mlp`` again after setting the bias of
-#    ``mlp[4]`` back to zero.
+#    ``mlp[4]`` back to zero. Which layers still have dead units?
 #
 # .. dropdown:: Solutions
 #

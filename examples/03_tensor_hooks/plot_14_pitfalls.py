@@ -228,8 +228,12 @@ plt.show()
 # guards hold. The default backend generates C++ code and takes many seconds
 # on a CPU; this page uses ``backend="eager"``, which traces the same way but
 # skips code generation. The backend changes the generated code, not which
-# hooks the trace contains. First, a hook registered *before* compiling:
+# hooks the trace contains. Each demonstration starts with
+# ``torch.compiler.reset()``, which empties the cache of compiled code, so that
+# one demonstration cannot influence the next. First, a hook registered
+# *before* compiling:
 
+torch.compiler.reset()
 calls = []
 model = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
 handle = model[0].register_forward_hook(lambda _module, _args, _output: calls.append("hook"))
@@ -245,8 +249,11 @@ print("after handle.remove(), calls are still:", calls)
 # added. The compiled model keeps using its hook-free trace, and the new hook
 # is silently ignored. The same module called directly (not compiled) runs
 # it. ``torch.compiler.reset()`` throws away the traces, and the next call
-# traces again and sees the hook.
+# traces again and sees the hook. Whether a change is noticed depends on the
+# checks ("guards") that ``torch.compile`` attaches to each trace, so do not
+# rely on it: register hooks before compiling.
 
+torch.compiler.reset()
 calls = []
 model = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
 compiled = torch.compile(model, backend="eager")
@@ -267,6 +274,7 @@ handle.remove()
 # graph there (a *graph break*) and runs that part without compiling. The hook
 # still fires:
 
+torch.compiler.reset()
 calls = []
 model = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
 model[1].register_full_backward_hook(lambda _module, _grad_in, _grad_out: calls.append("backward"))
@@ -287,8 +295,9 @@ print("full backward hook under torch.compile:", calls)
 #   and BatchNorm and leaves gradients on.
 # - Storing outputs that still carry their graph keeps the input batches
 #   alive; the measurement above shows the growth per step.
-# - Register hooks before ``torch.compile``, or reset the compiler after
-#   adding one: a hook added later to a hook-free module is ignored.
+# - Register hooks before ``torch.compile``: a hook added later to a
+#   hook-free, already compiled module was silently ignored above, until
+#   ``torch.compiler.reset()``.
 #
 # Exercises
 # ---------
@@ -297,8 +306,8 @@ print("full backward hook under torch.compile:", calls)
 #    not the hook.
 # 2. In pitfall 3, store ``output`` but run the loop under
 #    ``torch.no_grad()``. What does the measurement show, and why?
-# 3. Does a forward *pre*-hook added after compiling a hook-free module fire?
-#    Check it.
+# 3. Repeat the hook-free experiment with a forward *pre*-hook instead of a
+#    forward hook. When does it fire?
 #
 # .. dropdown:: Solutions
 #
@@ -316,11 +325,15 @@ print("full backward hook under torch.compile:", calls)
 #           print(bytes_alive_per_step(lambda output: output)[-1])
 #           print(bytes_alive_per_step(lambda output: output.detach())[-1])
 #
-#       # 3. no: the hook-free trace is reused
+#       # 3.
+#       torch.compiler.reset()
 #       calls = []
 #       model = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
 #       compiled = torch.compile(model, backend="eager")
 #       compiled(torch.randn(2, 4))
 #       model[0].register_forward_pre_hook(lambda m, args: calls.append("pre"))
 #       compiled(torch.randn(2, 4))
-#       print(calls)
+#       print("after adding the pre-hook:", calls)
+#       torch.compiler.reset()
+#       compiled(torch.randn(2, 4))
+#       print("after reset():", calls)

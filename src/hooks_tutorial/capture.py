@@ -31,8 +31,9 @@ __all__ = [
 V = TypeVar("V")
 
 _NOT_RUN_HINT = (
-    "check that the model's forward calls it, that the model was called as model(x) "
-    "(model.forward(x) skips hooks) and that the call happened inside the with block"
+    "check that the model's forward calls it, as a module (layer(x); calling "
+    "layer.forward(x) directly skips hooks), and that the forward pass ran inside "
+    "the with block"
 )
 
 
@@ -41,9 +42,9 @@ class MissingCaptureError(KeyError):
 
     Raised when reading a layer that did not run during the forward pass (or,
     for gradients, that no backward pass reached), or one that was not
-    captured at all. A subclass of
-    :class:`KeyError`, so ``dict``-style code that catches ``KeyError`` keeps
-    working; unlike ``KeyError`` its message is printed without quotes.
+    captured at all. A subclass of :class:`KeyError`, so ``dict``-style code
+    that catches ``KeyError`` keeps working; unlike ``KeyError`` its message
+    is printed without quotes.
 
     Examples
     --------
@@ -242,8 +243,7 @@ def capture_activations(
     Parameters
     ----------
     model : torch.nn.Module
-        The model, called inside the ``with`` block as ``model(x)`` (not
-        ``model.forward(x)``, which skips hooks).
+        The model, called inside the ``with`` block.
     layers : torch.nn.Module, str, or list of them
         Submodules of ``model`` or their dotted names (``"layer4.1.conv2"``).
     clone : bool, default False

@@ -1,0 +1,301 @@
+"""
+Callbacks in a training loop
+============================
+
+A training loop is where callbacks pay off. Printing progress, recording
+curves, stopping early and changing the learning rate are all things that
+happen *at* a moment of the loop (after a batch, after an epoch) but are not
+*part* of training. With callbacks, each lives in its own small piece of code,
+and the loop stays the same. This page first writes a ten-line loop with a
+callback list by hand, then uses the ``fit`` function of ``hooks_tutorial``
+and its ready-made callbacks, and ends with a callback of our own.
+
+**What you will learn**
+
+- how a training loop calls a list of callbacks after each epoch;
+- why callback *objects*, with one method per event, replace a list of
+  functions;
+- how to print progress, plot the history and stop early with
+  ``hooks_tutorial``'s ``ProgressPrinter``, ``History`` and ``EarlyStopping``;
+- how to write your own callback: any object with the right method names.
+
+**Prerequisites**: :doc:`/auto_examples/01_python_foundations/plot_01_callbacks`,
+:doc:`/auto_examples/01_python_foundations/plot_02_callbacks_vs_decorators`,
+and a first PyTorch training loop (model, loss, optimiser).
+"""
+
+# %%
+# Data and model
+# --------------
+#
+# ``hooks_tutorial`` generates its images in memory. Learning the shapes
+# themselves takes a larger model and longer training than this page should
+# spend, so we use the ``"shortcut"`` variant: each image also holds a small
+# square (the *cue*) whose colour gives the class away. With
+# ``cue_agreement=1.0`` the cue tells the truth in the validation images too.
+
+import matplotlib.pyplot as plt
+import torch
+from torch import nn
+
+import hooks_tutorial as ht
+
+train_data = ht.make_shapes(256, variant="shortcut", image_size=32, seed=0)
+val_data = ht.make_shapes(
+    128, variant="shortcut", split="test", cue_agreement=1.0, image_size=32, seed=0
+)
+print("train images:", tuple(train_data.images.shape))
+print("validation images:", tuple(val_data.images.shape))
+print("classes:", train_data.classes)
+
+fig, axes = plt.subplots(1, 5, figsize=(8, 2))
+for ax, image, label in zip(axes, train_data.images, train_data.labels):
+    ax.imshow(image.permute(1, 2, 0).numpy())
+    ax.set_title(train_data.classes[label])
+    ax.axis("off")
+fig.suptitle("Training images (the cue is the small square in a corner)")
+fig.tight_layout()
+
+# %%
+# The model is one convolution, a global max pool and a linear layer: enough
+# to spot a coloured square anywhere in the image. ``make_model`` seeds the
+# weights, so every run below starts from the same network.
+
+
+def make_model():
+    torch.manual_seed(0)
+    return nn.Sequential(
+        nn.Conv2d(3, 16, kernel_size=3),
+        nn.ReLU(),
+        nn.AdaptiveMaxPool2d(1),
+        nn.Flatten(),
+        nn.Linear(16, 5),
+    )
+
+
+# %%
+# A loop with a callback list, by hand
+# ------------------------------------
+#
+# The loop below knows nothing about printing or recording. After each epoch
+# it calls every function in ``callbacks`` with the epoch number and the mean
+# loss; what happens then is up to the callbacks.
+
+from torch.utils.data import DataLoader, TensorDataset
+
+
+def train(model, loader, epochs, callbacks):
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
+    for epoch in range(1, epochs + 1):
+        total = 0.0
+        for images, labels in loader:
+            optimizer.zero_grad()
+            loss = nn.functional.cross_entropy(model(images), labels)
+            loss.backward()
+            optimizer.step()
+            total += loss.item() * len(labels)
+        for callback in callbacks:
+            callback(epoch, total / len(loader.dataset))
+
+
+# %%
+# Two callbacks: one prints, the other (a ``lambda``) appends the loss to a
+# list. Adding a third would not change ``train`` at all.
+
+
+def print_loss(epoch, loss):
+    print(f"epoch {epoch}: loss {loss:.4f}")
+
+
+losses = []
+loader = DataLoader(
+    TensorDataset(train_data.images, train_data.labels),
+    batch_size=32,
+    shuffle=True,
+    generator=torch.Generator().manual_seed(0),
+)
+train(make_model(), loader, epochs=3, callbacks=[print_loss, lambda epoch, loss: losses.append(loss)])
+print("recorded:", [round(loss, 4) for loss in losses])
+
+# %%
+# From a list of functions to callback objects
+# --------------------------------------------
+#
+# One list for one event soon stops being enough. Real callbacks need several
+# moments (before training, after each batch, after each epoch, at the end)
+# and often keep state between them (the best loss so far, say). So
+# ``hooks_tutorial.fit`` takes *objects* and calls the methods they have:
+#
+# - ``on_train_begin(model, params)``: once, before the first batch;
+# - ``on_batch_end(batch, logs)``: after each optimiser step;
+# - ``on_epoch_end(epoch, logs)``: after each epoch and its validation;
+# - ``on_train_end(logs)``: once, at the end.
+#
+# An object may have any subset of these methods; ``fit`` skips the ones that
+# are missing. ``ht.Callback`` is a base class whose methods do nothing, handy
+# but not required.
+
+print([name for name in dir(ht.Callback) if name.startswith("on_")])
+
+# %%
+# Progress and history
+# --------------------
+#
+# ``ProgressPrinter`` prints one line per epoch. The time in brackets is
+# measured, so it changes from run to run; every other number is the same on
+# each run, because the data, the weights and the shuffling are all seeded.
+
+model = make_model()
+history = ht.fit(
+    model,
+    (train_data.images, train_data.labels),
+    val_data=(val_data.images, val_data.labels),
+    epochs=8,
+    lr=1e-2,
+    batch_size=32,
+    callbacks=[ht.ProgressPrinter()],
+)
+
+# %%
+# ``fit`` always returns a ``History``: a callback that appended each epoch's
+# logs to one list per key.
+
+print(history)
+print("val_accuracy:", [round(value, 3) for value in history["val_accuracy"]])
+
+# %%
+# That is all a loss and accuracy plot needs.
+
+fig, (ax_loss, ax_acc) = plt.subplots(1, 2, figsize=(8, 3.2))
+ax_loss.plot(history.epochs, history["loss"], marker="o", label="train")
+ax_loss.plot(history.epochs, history["val_loss"], marker="o", label="validation")
+ax_loss.set(xlabel="epoch", ylabel="cross-entropy loss", title="Loss")
+ax_loss.legend()
+ax_acc.plot(history.epochs, history["accuracy"], marker="o", label="train")
+ax_acc.plot(history.epochs, history["val_accuracy"], marker="o", label="validation")
+ax_acc.set(xlabel="epoch", ylabel="accuracy", title="Accuracy", ylim=(0, 1.05))
+ax_acc.legend()
+fig.tight_layout()
+
+# %%
+# Early stopping
+# --------------
+#
+# ``EarlyStopping`` watches one log value after every epoch and stops training
+# when it has not improved for ``patience`` epochs. With ``min_delta``, an
+# improvement smaller than that does not count. By default it also restores
+# the weights of the best epoch at the end.
+
+model = make_model()
+stopper = ht.EarlyStopping(monitor="val_loss", patience=2, min_delta=0.01)
+history = ht.fit(
+    model,
+    (train_data.images, train_data.labels),
+    val_data=(val_data.images, val_data.labels),
+    epochs=30,
+    lr=1e-2,
+    batch_size=32,
+    callbacks=[stopper],
+)
+print("epochs run:", len(history), "of 30")
+print("best epoch:", stopper.best_epoch, "stopped at epoch:", stopper.stopped_epoch)
+print("val_loss per epoch:", [round(value, 4) for value in history["val_loss"]])
+
+# %%
+# To check that the best weights came back, compute the validation loss of the
+# final model by hand and compare it with the best value the callback saw.
+
+with torch.no_grad():
+    final_val_loss = nn.functional.cross_entropy(model(val_data.images), val_data.labels)
+print("best val_loss seen:", round(stopper.best, 4))
+print("val_loss of the final model:", round(final_val_loss.item(), 4))
+print("same:", torch.isclose(final_val_loss, torch.tensor(stopper.best), rtol=1e-5).item())
+
+# %%
+# Your own callback
+# -----------------
+#
+# A callback is any object with some of the event methods; no base class is
+# needed. This one steps a learning-rate scheduler after every epoch and keeps
+# the learning rate each epoch used, so we can check the schedule. It needs
+# the optimiser, so we create one and pass it to ``fit``.
+
+
+class SchedulerStep:
+    def __init__(self, scheduler):
+        self.scheduler = scheduler
+        self.rates = []
+
+    def on_epoch_end(self, epoch, logs):
+        self.rates.append(self.scheduler.get_last_lr()[0])
+        self.scheduler.step()
+
+
+model = make_model()
+optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
+schedule = SchedulerStep(torch.optim.lr_scheduler.StepLR(optimizer, step_size=2, gamma=0.5))
+history = ht.fit(
+    model,
+    (train_data.images, train_data.labels),
+    epochs=6,
+    optimizer=optimizer,
+    batch_size=32,
+    callbacks=[schedule],
+)
+print("learning rate per epoch:", schedule.rates)
+print("training loss per epoch:", [round(value, 4) for value in history["loss"]])
+
+# %%
+# Summary
+# -------
+#
+# - A training loop that calls a list of callbacks can print, record or stop
+#   without changing a line of the loop.
+# - Callback objects, with one method per event, handle several moments and
+#   keep state; ``fit`` calls whichever methods an object has (duck typing).
+# - ``ProgressPrinter`` prints, ``History`` records (and ``fit`` returns it),
+#   ``EarlyStopping`` stops and restores the best weights.
+# - Your own callback is a small class with, for example, an
+#   ``on_epoch_end(epoch, logs)`` method.
+#
+# Exercises
+# ---------
+#
+# 1. Write a callback ``BestEpoch`` that remembers the epoch with the highest
+#    ``val_accuracy`` and prints it in ``on_train_end``.
+# 2. Write a callback with an ``on_batch_end(batch, logs)`` method that counts
+#    the batches and the training samples (``logs["size"]``) seen in total.
+# 3. Using ``history.epochs`` and ``history["val_loss"]``, find the epoch with
+#    the lowest validation loss with ``min`` and a ``key=`` lambda.
+#
+# .. dropdown:: Solutions
+#
+#    .. code-block:: python
+#
+#       class BestEpoch:
+#           def __init__(self):
+#               self.best, self.epoch = -1.0, 0
+#
+#           def on_epoch_end(self, epoch, logs):
+#               if logs["val_accuracy"] > self.best:
+#                   self.best, self.epoch = logs["val_accuracy"], epoch
+#
+#           def on_train_end(self, logs):
+#               print(f"best val_accuracy {self.best:.3f} at epoch {self.epoch}")
+#
+#       class BatchCounter:
+#           def __init__(self):
+#               self.batches, self.samples = 0, 0
+#
+#           def on_batch_end(self, batch, logs):
+#               self.batches += 1
+#               self.samples += logs["size"]
+#
+#       counter = BatchCounter()
+#       ht.fit(make_model(), (train_data.images, train_data.labels), epochs=2,
+#              callbacks=[BestEpoch(), counter],
+#              val_data=(val_data.images, val_data.labels))
+#       print(counter.batches, counter.samples)
+#
+#       pairs = zip(history.epochs, history["val_loss"])
+#       print(min(pairs, key=lambda pair: pair[1]))
