@@ -97,11 +97,12 @@ def run(order):
         y.register_hook(lambda grad: grad / 2)
     z = y**3
     z.backward()
-    print(f"{order:>18}: y.grad = {y.grad.item()}, x.grad = {x.grad.item()}")
+    return x, y
 
 
-run("hook first")
-run("retain_grad first")
+for order in ["hook first", "retain_grad first"]:
+    x_leaf, y_kept = run(order)
+    print(f"{order:>17}: y.grad = {y_kept.grad.item()}, x.grad = {x_leaf.grad.item()}")
 
 # %%
 # Removing a tensor hook

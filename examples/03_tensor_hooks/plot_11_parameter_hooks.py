@@ -132,8 +132,8 @@ print(f"global norm after clipping: {overall:.3f}")
 # -------------------------------------
 #
 # If a parameter can be changed as soon as its gradient is final, the
-# optimizer step can happen there too, and the gradient can be freed at once.
-# For large models this saves the memory of all ``.grad`` tensors. Below, each
+# optimizer step can happen there too, and the gradient can be freed at once,
+# so the gradients of all parameters never have to exist together. Below, each
 # parameter gets its own small SGD optimizer, stepped from its hook.
 
 torch.manual_seed(0)
@@ -185,6 +185,7 @@ print(f"loss at step 1: {losses[0]:.4f}, at step 30: {losses[-1]:.4f}")
 
 fig, ax = plt.subplots(figsize=(5, 3))
 ax.plot(range(1, len(losses) + 1), losses, marker="o", markersize=3)
+ax.set_xticks(range(0, len(losses) + 1, 5))
 ax.set_xlabel("training step")
 ax.set_ylabel("MSE loss")
 ax.set_title("Optimizer steps taken inside backward()")
@@ -305,7 +306,7 @@ post_handle.remove()
 #           loss_fn(model(inputs), targets).backward()
 #       print(all(torch.equal(a, p.grad) for a, p in zip(by_hand, model.parameters())))
 #
-#       # 2. a factor of 0 leaves .grad as it was (None after zero_grad)
+#       # 2. a factor of 0 makes the new gradient zero: .grad is a tensor of zeros
 #       model.zero_grad()
 #       with ht.scale_gradients(model, 0.0, layers="small"):
 #           loss_fn(model(inputs), targets).backward()

@@ -4,10 +4,10 @@ Saved-tensor hooks: where autograd keeps its memory
 
 To compute gradients, autograd must remember some tensors of the forward pass:
 the input of a linear layer, the output of a ReLU, and so on. These *saved
-tensors* are most of the memory a training step needs. Saved-tensor hooks let
-you decide how each of them is stored: you can list them, move them, or
-compress them, and this page measures what compression saves and what it
-costs in gradient accuracy.
+tensors* stay in memory from the forward pass until the backward pass has
+used them. Saved-tensor hooks let you decide how each of them is stored: you
+can list them, move them, or compress them, and this page measures what
+compression saves and what it costs in gradient accuracy.
 
 **What you will learn**
 
@@ -130,7 +130,7 @@ packed.clear()  # drop our extra references
 # ``torch.autograd.graph.save_on_cpu()`` is a subclass of
 # ``saved_tensors_hooks``. Its pack hook copies each saved tensor to CPU
 # memory and its unpack hook moves it back to the tensor's device. On a GPU
-# this frees GPU memory at the price of copies. This page runs on a CPU, where
+# this moves saved tensors out of GPU memory, at the price of two copies. This page runs on a CPU, where
 # the tensors already are in CPU memory: ``tensor.cpu()`` returns the tensor
 # itself, so nothing moves and the gradients are identical.
 

@@ -268,6 +268,7 @@ for ax, (lr, history) in zip(axes, runs.items(), strict=True):
             label=f"layer {name}",
         )
     ax.set_yscale("log")
+    ax.set_xticks(range(1, 9))
     ax.set_xlabel("training step")
     ax.set_title(f"learning rate {lr}")
 axes[0].set_ylabel("gradient norm of the weight")

@@ -451,7 +451,7 @@ def make_shapes(
 
     # --- paint: clutter, then objects, then the cue; later items cover earlier ones ----
     images = np.empty((n, 3, size * size), dtype=np.float32)
-    np.add(texture.reshape(n, 1, -1), colour.astype(np.float32)[:, :, None], out=images)
+    np.add(texture.reshape(n, 1, size * size), colour.astype(np.float32)[:, :, None], out=images)
     np.clip(images, 0.0, 1.0, out=images)
     flat_images = images.reshape(-1)
 

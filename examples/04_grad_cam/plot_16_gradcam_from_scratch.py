@@ -1,0 +1,364 @@
+"""
+Grad-CAM from scratch with hooks
+================================
+
+The course notes say that Grad-CAM "measures each feature map's importance
+with gradients". This page turns that sentence into about twenty lines of
+PyTorch: a forward hook records the last conv block's feature maps, a tensor
+hook records their gradients, and a weighted sum turns both into a heatmap.
+Every step prints its tensor shapes, and the last figure shows the result
+over the image.
+
+**What you will learn**
+
+- how a forward hook and a tensor hook together capture the activations and
+  the gradients of one layer in one forward and backward pass;
+- the Grad-CAM formula, step by step: pooled gradients as channel weights,
+  weighted sum, ReLU, bilinear upsampling, overlay;
+- why Grad-CAM differentiates the pre-softmax score (the logit) and not the
+  softmax probability;
+- how to leave no hook behind.
+
+**Prerequisites**: :doc:`/auto_examples/02_module_hooks/plot_05_forward_hooks`,
+:doc:`/auto_examples/03_tensor_hooks/plot_10_tensor_hooks` and
+:doc:`/auto_examples/04_grad_cam/plot_15_train_cnn` (the model and the data).
+"""
+
+# %%
+# The model and one image
+# -----------------------
+#
+# We explain the small CNN trained on the previous page, loaded with
+# ``hooks_tutorial.pretrained`` (trained once, then read from a cache), and a
+# test image it has never seen.
+
+import matplotlib.pyplot as plt
+import torch
+import torch.nn.functional as F
+
+import hooks_tutorial as ht
+
+torch.manual_seed(0)
+model = ht.pretrained("simple_cnn-shapes")  # in eval mode
+test = ht.make_shapes(16, split="test", seed=1)
+classes = test.classes
+
+image = test.images[:1]  # a batch of one image: [1, 3, 64, 64]
+with torch.no_grad():
+    probabilities = model(image).softmax(dim=1)[0]
+predicted = int(probabilities.argmax())
+print("input shape:", tuple(image.shape))
+print(f"true class: {classes[int(test.labels[0])]}")
+print(f"predicted:  {classes[predicted]} (probability {probabilities[predicted]:.3f})")
+
+# %%
+# The last conv block of ``SimpleCNN`` ends with ``relu3``; its output is the
+# feature map :math:`A` that Grad-CAM explains. Printing the model shows the
+# layer names.
+
+print(model)
+
+# %%
+# Step 0: hooks for the activations and their gradients
+# -----------------------------------------------------
+#
+# The forward hook runs right after ``relu3`` and receives its output. It keeps
+# a detached copy (the activations) and registers a *tensor hook* on the
+# output itself; autograd calls that tensor hook with
+# :math:`\partial y^c / \partial A` during the backward pass.
+
+captured = {}
+
+
+def save_gradient(grad):
+    captured["gradients"] = grad.detach()
+
+
+def save_activations_and_hook_gradient(module, args, output):
+    captured["activations"] = output.detach()
+    output.register_hook(save_gradient)  # fires during backward
+
+
+handle = model.relu3.register_forward_hook(save_activations_and_hook_gradient)
+print("forward hooks on relu3:", len(model.relu3._forward_hooks))
+
+# %%
+# One forward pass fills ``captured["activations"]``. We then pick the class to
+# explain, the predicted one, and call ``backward()`` on its *pre-softmax
+# score* :math:`y^c` (the logit); the tensor hook stores the gradient.
+
+logits = model(image)  # the forward hook fires here
+target_class = int(logits.argmax(dim=1))
+score = logits[0, target_class]  # y^c, before softmax
+model.zero_grad()
+score.backward()  # the tensor hook fires here
+
+activations = captured["activations"]
+gradients = captured["gradients"]
+print("logits:     ", tuple(logits.shape))
+print("activations:", tuple(activations.shape), "= [batch, channels K, height, width]")
+print("gradients:  ", tuple(gradients.shape), "(one value per activation)")
+
+# %%
+# The formula
+# -----------
+#
+# With :math:`A^k` the :math:`k`-th channel of the feature map (an
+# :math:`h \times w` grid of :math:`Z = hw` positions) and :math:`y^c` the
+# score of class :math:`c`, Grad-CAM (Selvaraju et al., ICCV 2017) weighs
+# each channel by its average gradient, then adds up the weighted channels
+# and keeps the positive part:
+#
+# .. math::
+#
+#    \alpha_k^c = \frac{1}{Z} \sum_{i,j} \frac{\partial y^c}{\partial A^k_{ij}},
+#    \qquad
+#    L^c_{\text{Grad-CAM}} = \operatorname{ReLU}\Big(\sum_k \alpha_k^c A^k\Big).
+#
+# Step 1: channel weights by global average pooling of the gradients
+# -------------------------------------------------------------------
+
+weights = gradients.mean(dim=(2, 3))  # alpha_k^c: [1, K]
+print("weights:", tuple(weights.shape))
+print("positive weights:", int((weights > 0).sum()), "of", weights.shape[1])
+print("largest weights: ", weights[0].topk(3).values)
+
+# %%
+# ``SimpleCNN`` ends with global average pooling and one linear layer, so the
+# gradient at ``relu3`` is the same at every position of a channel: the
+# pooling spreads :math:`w^c_k` evenly over the :math:`Z` positions. The
+# spread of each channel's gradient over positions is zero up to rounding:
+
+print("largest per-channel spread:", gradients.std(dim=(2, 3)).max().item())
+
+# %%
+# Step 2: weighted sum of the feature maps
+# ----------------------------------------
+
+weighted_sum = (weights[:, :, None, None] * activations).sum(dim=1)  # [1, h, w]
+print("weighted sum:", tuple(weighted_sum.shape))
+print(f"range: {weighted_sum.min().item():.3f} to {weighted_sum.max().item():.3f}")
+
+# %%
+# Step 3: ReLU keeps the evidence *for* the class
+# -----------------------------------------------
+#
+# Negative values are positions that lower the score; Grad-CAM drops them.
+
+cam = F.relu(weighted_sum)  # L^c at feature resolution
+print("raw CAM:", tuple(cam.shape))
+print("positions set to zero by the ReLU:", int((weighted_sum <= 0).sum()), "of", cam.numel())
+
+# %%
+# Step 4: upsample to the image and scale to [0, 1]
+# -------------------------------------------------
+#
+# The map has the feature map's resolution. Bilinear interpolation brings it to
+# the input size; min-max scaling makes maps of different images comparable
+# in colour (Grad-CAM's values themselves have no unit).
+
+upsampled = F.interpolate(cam[:, None], size=image.shape[-2:], mode="bilinear", align_corners=False)
+print("upsampled:", tuple(upsampled.shape))
+heatmap = upsampled[0, 0]
+heatmap = (heatmap - heatmap.min()) / (heatmap.max() - heatmap.min())
+print(f"heatmap: {tuple(heatmap.shape)}, from {heatmap.min():.1f} to {heatmap.max():.1f}")
+
+# %%
+# Step 5: overlay
+# ---------------
+#
+# The four panels: the input (with the object's outline from the data set's
+# mask), the raw map, the upsampled map and the overlay.
+
+picture = image[0].permute(1, 2, 0).numpy()  # [H, W, 3] for imshow
+mask = test.masks[0].numpy()
+
+fig, axes = plt.subplots(1, 4, figsize=(11, 3))
+fig.patch.set_facecolor("white")
+axes[0].imshow(picture)
+axes[0].contour(mask, levels=[0.5], colors="white", linewidths=1)
+axes[0].set_title(f"input: {classes[int(test.labels[0])]}")
+axes[1].imshow(cam[0].numpy(), cmap="viridis")
+axes[1].set_title(f"raw CAM {tuple(cam.shape[1:])}")
+axes[2].imshow(heatmap.numpy(), cmap="viridis")
+axes[2].set_title(f"upsampled {tuple(heatmap.shape)}")
+axes[3].imshow(picture)
+axes[3].imshow(heatmap.numpy(), cmap="jet", alpha=0.5)
+axes[3].contour(mask, levels=[0.5], colors="white", linewidths=1)
+axes[3].set_title(f"overlay: {classes[target_class]}")
+for ax in axes:
+    ax.set_xticks([])
+    ax.set_yticks([])
+fig.tight_layout()
+
+# %%
+# Is the map's maximum on the object? The data set knows the object's pixels,
+# so this is a check, not an impression:
+
+peak = int(heatmap.argmax())
+row, col = divmod(peak, heatmap.shape[1])
+print(f"peak at row {row}, column {col}; on the object: {bool(test.masks[0, row, col])}")
+
+# %%
+# Why the pre-softmax score?
+# --------------------------
+#
+# Differentiating the probability :math:`p_c = \operatorname{softmax}(y)_c`
+# instead of the logit :math:`y^c` gives
+#
+# .. math::
+#
+#    \frac{\partial p_c}{\partial A} = p_c \Big(\frac{\partial y^c}{\partial A}
+#    - \sum_j p_j \frac{\partial y^j}{\partial A}\Big),
+#
+# which mixes in the other classes and goes to zero when :math:`p_c \to 1`.
+# To see it, we recompute the model's head on the captured activations and
+# multiply the logits by a growing factor (a sharper softmax, same ranking).
+
+features = activations.clone().requires_grad_(True)  # A, as a leaf
+
+
+def head(feature_map):
+    return model.fc(model.flatten(model.gap(feature_map)))
+
+
+for scale in (0.1, 0.3, 1.0, 3.0, 10.0):
+    scaled_logits = scale * head(features)
+    logit_grad = torch.autograd.grad(scaled_logits[0, target_class], features)[0]
+    probability = scaled_logits.softmax(dim=1)[0, target_class]
+    probability_grad = torch.autograd.grad(probability, features)[0]
+    print(
+        f"scale {scale:5.1f}: p_c = {probability.item():.4f}   "
+        f"max|dy/dA| = {logit_grad.abs().max().item():.5f}   "
+        f"max|dp/dA| = {probability_grad.abs().max().item():.2e}"
+    )
+
+# %%
+# The logit's gradient grows with the scale, as the logit does; the
+# probability's gradient shrinks towards zero as :math:`p_c` approaches 1. A
+# confident, correct prediction would give a nearly empty map: the
+# probability is saturated, not the evidence. The printed
+# formula is exactly what autograd computes:
+
+logits_now = head(features)
+probs_now = logits_now.softmax(dim=1)[0]
+grad_y = [
+    torch.autograd.grad(logits_now[0, j], features, retain_graph=True)[0]
+    for j in range(len(classes))
+]
+by_formula = probs_now[target_class] * (
+    grad_y[target_class] - sum(probs_now[j] * grad_y[j] for j in range(len(classes)))
+)
+by_autograd = torch.autograd.grad(probs_now[target_class], features)[0]
+print("formula matches autograd:", torch.allclose(by_formula, by_autograd, atol=1e-9))
+
+# %%
+# Removing the hook
+# -----------------
+#
+# The forward hook stays on ``relu3`` until its handle is removed; every later
+# forward pass would run it again. The tensor hook belongs to the output
+# tensor of that one forward pass and is freed with it.
+
+handle.remove()
+print("forward hooks on relu3:", len(model.relu3._forward_hooks))
+
+# %%
+# Everything in one function
+# --------------------------
+#
+# The same steps for a batch, with the hook removed in ``finally`` so that an
+# error cannot leave it behind. The next page compares this function with the
+# library's ``GradCAM``.
+
+
+def grad_cam(model, layer, images, target=None):
+    """Grad-CAM maps [B, H, W] in [0, 1] for ``images`` [B, C, H, W]."""
+    store = {}
+
+    def hook(module, args, output):
+        store["A"] = output.detach()
+        output.register_hook(lambda grad: store.update(dA=grad.detach()))
+
+    handle = layer.register_forward_hook(hook)
+    try:
+        logits = model(images)
+        if target is None:
+            target = logits.argmax(dim=1)
+        target = torch.as_tensor(target).expand(len(images))
+        model.zero_grad()
+        logits.gather(1, target[:, None]).sum().backward()
+    finally:
+        handle.remove()
+    weights = store["dA"].mean(dim=(2, 3))
+    cams = F.relu((weights[:, :, None, None] * store["A"]).sum(dim=1))
+    cams = F.interpolate(cams[:, None], size=images.shape[-2:], mode="bilinear")[:, 0]
+    low = cams.flatten(1).min(dim=1).values[:, None, None]
+    high = cams.flatten(1).max(dim=1).values[:, None, None]
+    return (cams - low) / (high - low).clamp(min=1e-12)
+
+
+maps = grad_cam(model, model.relu3, test.images[:8])
+print("maps:", tuple(maps.shape))
+print("same as the step-by-step heatmap:", torch.allclose(maps[0], heatmap, atol=1e-6))
+print("forward hooks on relu3:", len(model.relu3._forward_hooks))
+
+# %%
+# Summary
+# -------
+#
+# - A forward hook on the target layer captures the activations :math:`A`;
+#   a tensor hook registered on that same output captures
+#   :math:`\partial y^c / \partial A` during ``backward()``.
+# - Grad-CAM averages the gradients over positions to weigh each channel,
+#   adds the weighted channels, keeps the positive part, and upsamples the
+#   map to the image.
+# - Use the pre-softmax score: the probability's gradient vanishes when the
+#   model is confident and mixes in the other classes.
+# - Remove the forward hook's handle (in ``finally``) when done.
+#
+# Exercises
+# ---------
+#
+# 1. Explain the *second most likely* class of the first image instead of the
+#    predicted one. Does the peak move?
+# 2. Compute the map with the probability :math:`p_c` instead of the logit,
+#    and compare the largest values of the two raw maps.
+# 3. Put the hook on ``model.conv3`` (before batch norm and ReLU) instead of
+#    ``model.relu3``. Is the gradient still the same at every position?
+#
+# .. dropdown:: Solutions
+#
+#    .. code-block:: python
+#
+#       # 1. the second largest logit
+#       second = int(model(image).topk(2).indices[0, 1])
+#       maps = grad_cam(model, model.relu3, image, target=second)
+#       print(divmod(int(maps[0].argmax()), 64))
+#
+#       # 2. differentiate the softmax probability instead
+#       store = {}
+#       handle = model.relu3.register_forward_hook(
+#           lambda m, args, out: store.update(A=out) or out.register_hook(
+#               lambda g: store.update(dA=g)) and None
+#       )
+#       try:
+#           for name in ("logit", "probability"):
+#               logits = model(image)
+#               score = logits[0, target_class]
+#               if name == "probability":
+#                   score = logits.softmax(dim=1)[0, target_class]
+#               score.backward()
+#               w = store["dA"].mean(dim=(2, 3))
+#               raw = F.relu((w[:, :, None, None] * store["A"]).sum(dim=1))
+#               print(name, raw.max().item())
+#       finally:
+#           handle.remove()
+#
+#       # 3. the BatchNorm scale and the ReLU mask make it vary
+#       handle = model.conv3.register_forward_hook(
+#           lambda m, args, out: out.register_hook(
+#               lambda g: print(g.std(dim=(2, 3)).max().item())) and None
+#       )
+#       model(image)[0, target_class].backward()
+#       handle.remove()

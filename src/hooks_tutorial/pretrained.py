@@ -1,0 +1,313 @@
+"""Models trained on the generated shapes, trained on first use and cached.
+
+Nothing is downloaded: :func:`pretrained` trains the model the first time
+(seconds on a laptop CPU) and keeps the weights in a cache folder, keyed by a
+hash of everything that determines them (data and training settings, seed,
+architecture, library and torch versions). A corrupt or mismatched cache file
+is replaced by training again, with a warning.
+
+The cache folder is ``$HOOKS_TUTORIAL_CACHE`` if set, else
+``$XDG_CACHE_HOME/hooks_tutorial``, else ``~/.cache/hooks_tutorial``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import hashlib
+import json
+import logging
+import os
+import tempfile
+import time
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+
+from . import __version__
+from .data import Variant, make_shapes
+from .models import SimpleCNN
+from .training import evaluate, fit
+
+__all__ = [
+    "CACHE_ENV",
+    "PretrainedCacheWarning",
+    "PretrainedConfig",
+    "cache_dir",
+    "pretrained",
+    "pretrained_config",
+]
+
+_log = logging.getLogger(__name__)
+
+#: Environment variable that overrides the cache folder.
+CACHE_ENV = "HOOKS_TUTORIAL_CACHE"
+
+# Bump when the data generator or the training recipe changes in a way that
+# changes the weights, so that caches made by older code are not reused.
+_RECIPE = 1
+_FORMAT = 1
+
+
+class PretrainedCacheWarning(UserWarning):
+    """A cached model could not be used or saved; it was (or will be) trained again."""
+
+
+@dataclass(frozen=True)
+class PretrainedConfig:
+    """Everything that determines a pretrained model's weights.
+
+    Attributes
+    ----------
+    variant : {"single", "two", "shortcut"}
+        The :func:`~hooks_tutorial.data.make_shapes` variant trained on.
+    n_train : int
+        Training images.
+    n_test : int
+        Test images used to report the accuracy (``split="test"``).
+    image_size, num_classes, clutter, noise
+        Generator settings (see :func:`~hooks_tutorial.data.make_shapes`).
+    channels : (int, int, int)
+        Widths of :class:`~hooks_tutorial.models.SimpleCNN`'s conv blocks.
+    seed : int
+        Seed of the data, the initial weights and the shuffling.
+    epochs, batch_size, lr : int, int, float
+        Training settings of :func:`~hooks_tutorial.training.fit` (Adam).
+    """
+
+    variant: Variant = "single"
+    n_train: int = 4000
+    n_test: int = 1000
+    image_size: int = 64
+    num_classes: int = 5
+    clutter: int = 4
+    noise: float = 0.05
+    channels: tuple[int, int, int] = (16, 32, 64)
+    seed: int = 0
+    epochs: int = 5
+    batch_size: int = 64
+    lr: float = 3e-3
+
+    def key(self) -> str:
+        """Hex digest naming these weights: config, recipe, library and torch versions."""
+        blob = json.dumps(
+            {
+                "config": dataclasses.asdict(self),
+                "architecture": "SimpleCNN",
+                "recipe": _RECIPE,
+                "hooks_tutorial": __version__,
+                "torch": torch.__version__,
+            },
+            sort_keys=True,
+        )
+        return hashlib.sha256(blob.encode()).hexdigest()
+
+
+_CONFIGS: dict[str, PretrainedConfig] = {
+    "simple_cnn-shapes": PretrainedConfig(variant="single"),
+    "simple_cnn-shortcut": PretrainedConfig(variant="shortcut"),
+}
+
+
+def pretrained_config(name: str) -> PretrainedConfig:
+    """The training configuration registered under ``name``.
+
+    Parameters
+    ----------
+    name : str
+        ``"simple_cnn-shapes"`` (trained on single objects) or
+        ``"simple_cnn-shortcut"`` (trained where a corner cue gives the label away).
+
+    Returns
+    -------
+    PretrainedConfig
+        A frozen dataclass; change it with :func:`dataclasses.replace`.
+
+    Raises
+    ------
+    ValueError
+        For an unknown name.
+
+    Examples
+    --------
+    >>> pretrained_config("simple_cnn-shapes").variant
+    'single'
+    """
+    try:
+        return _CONFIGS[name]
+    except (KeyError, TypeError):
+        close = difflib.get_close_matches(str(name), list(_CONFIGS), n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else "."
+        msg = f"no pretrained model named {name!r}{hint} Available: {', '.join(_CONFIGS)}"
+        raise ValueError(msg) from None
+
+
+def cache_dir() -> Path:
+    """The folder where pretrained weights are cached.
+
+    Returns
+    -------
+    Path
+        ``$HOOKS_TUTORIAL_CACHE`` if set and not empty, else
+        ``$XDG_CACHE_HOME/hooks_tutorial``, else ``~/.cache/hooks_tutorial``.
+        It may not exist yet.
+    """
+    override = os.environ.get(CACHE_ENV)
+    if override:
+        return Path(override).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
+    return base / "hooks_tutorial"
+
+
+def _build(config: PretrainedConfig) -> SimpleCNN:
+    return SimpleCNN(num_classes=config.num_classes, channels=config.channels, seed=config.seed)
+
+
+def _train(config: PretrainedConfig) -> tuple[SimpleCNN, dict[str, float]]:
+    """Train a model as ``config`` says; return it (eval mode) and its test metrics."""
+    data_options: dict[str, Any] = {
+        "variant": config.variant,
+        "seed": config.seed,
+        "image_size": config.image_size,
+        "num_classes": config.num_classes,
+        "clutter": config.clutter,
+        "noise": config.noise,
+    }
+    train = make_shapes(config.n_train, split="train", **data_options)
+    model = _build(config).to(memory_format=torch.channels_last)  # faster on CPU
+    start = time.perf_counter()
+    fit(
+        model,
+        (train.images, train.labels),
+        epochs=config.epochs,
+        batch_size=config.batch_size,
+        lr=config.lr,
+        seed=config.seed,
+    )
+    seconds = time.perf_counter() - start
+    model = model.to(memory_format=torch.contiguous_format)
+    metrics = {"train_seconds": seconds}
+    if config.n_test > 0:
+        test = make_shapes(config.n_test, split="test", **data_options)
+        metrics["test_accuracy"] = evaluate(model, (test.images, test.labels))["accuracy"]
+    return model.eval(), metrics
+
+
+def _load(path: Path, key: str, config: PretrainedConfig) -> SimpleCNN | None:
+    """The cached model, or ``None`` (with a warning) if the file is unusable."""
+    try:
+        payload = torch.load(path, map_location="cpu", weights_only=True)
+        if not isinstance(payload, dict) or payload.get("key") != key:
+            msg = "it was made for another configuration or version"
+            raise ValueError(msg)  # handled below like any other unusable file
+        model = _build(config)
+        model.load_state_dict(payload["state_dict"])
+    except Exception as error:  # noqa: BLE001 - any unreadable cache file means: train again
+        warnings.warn(
+            f"ignoring the cached weights {path} ({type(error).__name__}: {error}); "
+            "training again and replacing the file",
+            PretrainedCacheWarning,
+            stacklevel=3,
+        )
+        return None
+    return model.eval()
+
+
+def _save(path: Path, payload: dict[str, Any]) -> None:
+    """Write ``payload`` atomically: to a temporary file in the folder, then rename."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as file:
+            torch.save(payload, file)
+            file.flush()
+            os.fsync(file.fileno())
+        Path(temporary).replace(path)  # os.replace: atomic on POSIX and Windows
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def pretrained(
+    name: str = "simple_cnn-shapes",
+    *,
+    config: PretrainedConfig | None = None,
+    cache: str | os.PathLike[str] | None = None,
+    retrain: bool = False,
+) -> nn.Module:
+    """A :class:`~hooks_tutorial.models.SimpleCNN` trained on the generated shapes.
+
+    The first call trains it (seconds on a CPU; deterministic for a given
+    seed, torch version and thread count) and caches the weights; later calls
+    load them with ``torch.load(..., weights_only=True)``. A corrupt or
+    mismatched cache file is detected and replaced by training again, with a
+    :class:`PretrainedCacheWarning`; so is a file that cannot be written.
+
+    Parameters
+    ----------
+    name : str, default "simple_cnn-shapes"
+        ``"simple_cnn-shapes"``: trained on single objects (``variant="single"``).
+        ``"simple_cnn-shortcut"``: trained on the shortcut variant, where a
+        corner cue gives the label away; it learns the shortcut.
+    config : PretrainedConfig, optional
+        Train with these settings instead of the registered ones (for example
+        a tiny run in tests); the cache key follows the settings.
+    cache : path, optional
+        Cache folder; defaults to :func:`cache_dir`.
+    retrain : bool, default False
+        Train again even if cached weights exist, and replace them.
+
+    Returns
+    -------
+    nn.Module
+        The model, in eval mode.
+
+    Raises
+    ------
+    ValueError
+        For an unknown name.
+
+    Examples
+    --------
+    >>> model = pretrained("simple_cnn-shapes")  # doctest: +SKIP
+    >>> model.conv3  # doctest: +SKIP
+    Conv2d(32, 64, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1), bias=False)
+    """
+    registered = pretrained_config(name)
+    config = registered if config is None else config
+    key = config.key()
+    folder = Path(cache).expanduser() if cache is not None else cache_dir()
+    path = folder / f"{name}-{key[:16]}.pt"
+
+    if not retrain and path.exists():
+        model = _load(path, key, config)
+        if model is not None:
+            _log.info("loaded %s from %s", name, path)
+            return model
+
+    _log.info("training %s (first use; cached in %s)", name, folder)
+    model, metrics = _train(config)
+    _log.info("trained %s: %s", name, metrics)
+    payload = {
+        "format": _FORMAT,
+        "key": key,
+        "name": name,
+        "config": json.dumps(dataclasses.asdict(config), sort_keys=True),
+        "metrics": metrics,
+        "state_dict": model.state_dict(),
+    }
+    try:
+        _save(path, payload)
+    except OSError as error:
+        warnings.warn(
+            f"could not cache the weights of {name} in {folder} ({error}); the model is "
+            f"trained again next time. Set {CACHE_ENV} to a writable folder to keep them",
+            PretrainedCacheWarning,
+            stacklevel=2,
+        )
+    return model

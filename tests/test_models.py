@@ -1,0 +1,116 @@
+"""Tests for hooks_tutorial.models: layer names, shapes, seeding and the CAM identity."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+
+from hooks_tutorial.models import SimpleCNN, TinyConvNet
+
+
+def test_simple_cnn_layer_names_in_order() -> None:
+    names = [name for name, _ in SimpleCNN().named_children()]
+    assert names == [
+        "conv1", "bn1", "relu1", "pool1",
+        "conv2", "bn2", "relu2", "pool2",
+        "conv3", "bn3", "relu3",
+        "gap", "flatten", "fc",
+    ]  # fmt: skip
+
+
+def test_simple_cnn_shapes() -> None:
+    model = SimpleCNN(seed=0).eval()
+    x = torch.rand(2, 3, 64, 64)
+    assert model(x).shape == (2, 5)
+    assert model.forward_features(x).shape == (2, 64, 16, 16)
+    assert model.num_classes == 5
+
+
+def test_simple_cnn_other_sizes() -> None:
+    model = SimpleCNN(num_classes=3, in_channels=1, channels=(4, 8, 12), seed=0).eval()
+    assert model(torch.rand(1, 1, 32, 32)).shape == (1, 3)
+    assert model.forward_features(torch.rand(1, 1, 32, 32)).shape == (1, 12, 8, 8)
+
+
+def test_relus_are_not_inplace() -> None:
+    # in-place ReLUs break full backward hooks on the layer before them
+    relus = [m for m in SimpleCNN().modules() if isinstance(m, nn.ReLU)]
+    assert len(relus) == 3
+    assert not any(relu.inplace for relu in relus)
+
+
+def test_seed_gives_same_weights_and_keeps_global_rng() -> None:
+    before = torch.random.get_rng_state()
+    a, b = SimpleCNN(seed=3), SimpleCNN(seed=3)
+    assert torch.equal(torch.random.get_rng_state(), before)
+    for (name, p), q in zip(a.state_dict().items(), b.state_dict().values(), strict=True):
+        assert torch.equal(p, q), name
+    assert not torch.equal(a.conv1.weight, SimpleCNN(seed=4).conv1.weight)
+
+
+def test_gradient_of_score_is_fc_weight_over_positions() -> None:
+    """On GAP -> FC, dy_c/dA_ij^k = w_ck / Z at every position: Grad-CAM == CAM / Z."""
+    torch.manual_seed(0)
+    model = SimpleCNN(seed=0).eval()
+    x = torch.rand(2, 3, 64, 64)
+    features = model.forward_features(x).detach().requires_grad_(True)
+    scores = model.fc(model.flatten(model.gap(features)))
+    target = 2
+    (grad,) = torch.autograd.grad(scores[:, target].sum(), features)
+    z = features.shape[-1] * features.shape[-2]
+    expected = (model.fc.weight[target] / z)[None, :, None, None].expand_as(grad)
+    # exact up to float32 rounding of the mean's 1/Z factor
+    torch.testing.assert_close(grad, expected, rtol=1e-6, atol=1e-9)
+    cam = torch.einsum("k,bkij->bij", model.fc.weight[target].detach(), features.detach())
+    grad_cam = torch.einsum("bk,bkij->bij", grad.mean(dim=(2, 3)), features.detach())
+    torch.testing.assert_close(grad_cam, cam / z, rtol=1e-5, atol=1e-7)
+
+
+def test_forward_equals_features_then_head() -> None:
+    model = SimpleCNN(seed=1).eval()
+    x = torch.rand(3, 3, 64, 64)
+    features = model.forward_features(x)
+    torch.testing.assert_close(model(x), features.mean(dim=(2, 3)) @ model.fc.weight.T + model.fc.bias)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"num_classes": 0}, "num_classes must be a positive int, got 0"),
+        ({"in_channels": -1}, "in_channels must be a positive int"),
+        ({"channels": (8, 16)}, "channels must give the widths of the 3 conv blocks"),
+        ({"channels": (8, 0, 16)}, "c2 must be a positive int"),
+    ],
+)
+def test_simple_cnn_bad_sizes(kwargs: dict[str, object], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        SimpleCNN(**kwargs)  # type: ignore[arg-type]
+
+
+def test_tiny_conv_net_matches_the_course_example() -> None:
+    model = TinyConvNet()
+    seen: list[tuple[torch.Size, torch.Size]] = []
+
+    def forward_hook(module: nn.Module, args: tuple[torch.Tensor, ...], output: torch.Tensor) -> None:
+        seen.append((args[0].shape, output.shape))
+
+    handle = model.conv.register_forward_hook(forward_hook)
+    try:
+        out = model(torch.randn(1, 1, 4, 4))
+    finally:
+        handle.remove()
+    assert out.shape == (1, 2)
+    assert seen == [(torch.Size([1, 1, 4, 4]), torch.Size([1, 2, 4, 4]))]
+    assert not model.conv._forward_hooks
+
+
+def test_tiny_conv_net_is_seeded_by_default() -> None:
+    assert torch.equal(TinyConvNet().conv.weight, TinyConvNet().conv.weight)
+    assert not torch.equal(TinyConvNet(seed=1).conv.weight, TinyConvNet().conv.weight)
+    assert TinyConvNet(num_classes=3, input_size=5)(torch.randn(2, 1, 5, 5)).shape == (2, 3)
+
+
+def test_tiny_conv_net_bad_size() -> None:
+    with pytest.raises(ValueError, match="input_size must be a positive int"):
+        TinyConvNet(input_size=0)
