@@ -85,7 +85,7 @@ from torch.utils.data import DataLoader, TensorDataset
 
 
 def train(model, loader, epochs, callbacks):
-    optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
+    optimizer = torch.optim.Adam(model.parameters(), lr=3e-2)
     for epoch in range(1, epochs + 1):
         total = 0.0
         for images, labels in loader:
@@ -110,7 +110,7 @@ def print_loss(epoch, loss):
 losses = []
 loader = DataLoader(
     TensorDataset(train_data.images, train_data.labels),
-    batch_size=32,
+    batch_size=64,
     shuffle=True,
     generator=torch.Generator().manual_seed(0),
 )
@@ -153,9 +153,9 @@ history = ht.fit(
     model,
     (train_data.images, train_data.labels),
     val_data=(val_data.images, val_data.labels),
-    epochs=8,
-    lr=1e-2,
-    batch_size=32,
+    epochs=6,
+    lr=3e-2,
+    batch_size=64,
     callbacks=[ht.ProgressPrinter()],
 )
 
@@ -196,8 +196,8 @@ history = ht.fit(
     (train_data.images, train_data.labels),
     val_data=(val_data.images, val_data.labels),
     epochs=30,
-    lr=1e-2,
-    batch_size=32,
+    lr=3e-2,
+    batch_size=64,
     callbacks=[stopper],
 )
 print("epochs run:", len(history), "of 30")
@@ -238,14 +238,14 @@ class SchedulerStep:
 
 
 model = make_model()
-optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
+optimizer = torch.optim.Adam(model.parameters(), lr=3e-2)
 schedule = SchedulerStep(torch.optim.lr_scheduler.StepLR(optimizer, step_size=2, gamma=0.5))
 history = ht.fit(
     model,
     (train_data.images, train_data.labels),
     epochs=6,
     optimizer=optimizer,
-    batch_size=32,
+    batch_size=64,
     callbacks=[schedule],
 )
 for epoch, lr, loss in schedule.rows:

@@ -17,8 +17,9 @@ the notes' list of tensor hook methods.
 - how to get the gradient with respect to a layer's output with a forward hook
   and a tensor hook together.
 
-**Prerequisites**: :doc:`/auto_examples/01_python_foundations/plot_01_callbacks`
-and the basics of ``loss.backward()``.
+**Prerequisites**: :doc:`/auto_examples/01_python_foundations/plot_01_callbacks`,
+:doc:`/auto_examples/02_module_hooks/plot_05_forward_hooks` and the basics of
+``loss.backward()``.
 """
 
 # %%
@@ -130,8 +131,9 @@ print("after handle.remove():", x.grad.item())
 #
 # The course notes list ``register_full_backward_hook`` as a second tensor
 # hook. That is not right: it is a method of ``nn.Module`` (added in PyTorch
-# 1.8), covered in chapter 2. Tensors have ``register_hook`` and
-# ``register_post_accumulate_grad_hook``.
+# 1.8), covered on the :doc:`backward hooks page
+# </auto_examples/02_module_hooks/plot_07_backward_hooks>`. Tensors have
+# ``register_hook`` and ``register_post_accumulate_grad_hook``.
 
 for name in ["register_hook", "register_post_accumulate_grad_hook", "register_full_backward_hook"]:
     print(

@@ -25,8 +25,7 @@ def _available(names: Sequence[str]) -> str:
     return ", ".join(shown)
 
 
-def _lookup_name(model: nn.Module, name: str, names: list[str]) -> nn.Module:
-    modules = dict(model.named_modules())
+def _lookup_name(modules: dict[str, nn.Module], name: str, names: list[str]) -> nn.Module:
     if name in modules and name != "":
         return modules[name]
     if name == "":
@@ -123,12 +122,13 @@ def resolve_layers(model: nn.Module, layers: LayersLike) -> list[tuple[str, nn.M
         )
         raise TypeError(msg)
 
-    names = [n for n, _ in model.named_modules() if n]
+    modules = dict(model.named_modules())
+    names = [n for n in modules if n]
     resolved: list[tuple[str, nn.Module]] = []
     seen: set[int] = set()
     for item in items:
         if isinstance(item, str):
-            pair = (item, _lookup_name(model, item, names))
+            pair = (item, _lookup_name(modules, item, names))
         elif isinstance(item, nn.Module):
             pair = (_name_of(model, item), item)
         else:

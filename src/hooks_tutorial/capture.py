@@ -64,6 +64,15 @@ class Captures(Mapping[str, V], Generic[V]):
     only layers with a recorded value are iterated. A layer can also be looked
     up by its module: ``acts[model.layer4]``.
 
+    Parameters
+    ----------
+    pairs : list of (str, torch.nn.Module)
+        The layers, as returned by :func:`~hooks_tutorial.resolve_layers`.
+    what : str
+        What is recorded (``"outputs"``, ``"gradients"``), for ``repr``.
+    not_run_hint : str, optional
+        Advice appended to the message for a layer that did not run.
+
     Attributes
     ----------
     layers : tuple of str

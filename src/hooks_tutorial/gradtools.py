@@ -279,9 +279,10 @@ def clip_gradients(
 class AnomalyError(RuntimeError):
     """A NaN or Inf appeared in a forward output or a gradient.
 
-    Raised by :func:`detect_anomalies`.
+    Raised by :func:`detect_anomalies`. The parameters are kept as
+    attributes of the same names.
 
-    Attributes
+    Parameters
     ----------
     module : str
         Dotted name of the module (``""`` for the model itself).
@@ -294,6 +295,8 @@ class AnomalyError(RuntimeError):
         How many NaN and how many infinite values the tensor has.
     numel : int
         Number of elements of the tensor.
+    hint : str, optional
+        Where the values most likely came from, appended to the message.
 
     Examples
     --------

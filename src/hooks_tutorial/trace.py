@@ -80,6 +80,15 @@ class TraceResult(Sequence[TraceRow]):
     A read-only sequence of :class:`TraceRow` in call order;
     ``str(result)`` is a text table with a total line.
 
+    Parameters
+    ----------
+    rows : sequence of TraceRow
+        The rows, in call order.
+    total_params : int
+        Number of parameter elements of the whole model.
+    total_ms : float
+        Wall-clock time of the whole forward call in milliseconds.
+
     Attributes
     ----------
     rows : tuple of TraceRow
