@@ -15,8 +15,10 @@ What is measured (ResNet-18 with random weights, eval mode, CPU, 2 threads):
 * If installed: captum's ``LayerGradCam``, ``pytorch_grad_cam`` and
   ``torchcam`` on the same input, as ratios to the same bound.
 
-Times are medians over interleaved repeats after warm-up; the machine may be
-shared, so the load average is printed alongside.
+Times are medians over interleaved repeats after warm-up. On a shared
+machine wall times are noisy: the table also gives the median of per-repeat
+(paired) ratios and the ratio of process CPU times; with ``--threads 1`` the
+CPU-time ratio is the most robust figure (no thread waits on another).
 """
 
 from __future__ import annotations
@@ -46,18 +48,45 @@ from hooks_tutorial.cam import (
 from hooks_tutorial.metrics import pearson, spearman
 
 
-def measure(fns: dict[str, Callable[[], object]], repeats: int, warmup: int) -> dict[str, float]:
-    """Median seconds per call; calls are interleaved so that load drifts hit all alike."""
+class Timing:
+    """Per-repeat wall and CPU times of several functions, measured interleaved."""
+
+    def __init__(self, wall: dict[str, list[float]], cpu: dict[str, list[float]]) -> None:
+        self.wall, self.cpu = wall, cpu
+
+    def median(self, name: str) -> float:
+        """Median wall time (seconds)."""
+        return statistics.median(self.wall[name])
+
+    def ratio(self, name: str, bound: str) -> float:
+        """Ratio of median wall times (the figure asked for)."""
+        return self.median(name) / self.median(bound)
+
+    def paired(self, name: str, bound: str) -> float:
+        """Median of per-repeat wall-time ratios (robust to slow load drifts)."""
+        return statistics.median(
+            a / b for a, b in zip(self.wall[name], self.wall[bound], strict=True)
+        )
+
+    def cpu_ratio(self, name: str, bound: str) -> float:
+        """Ratio of median process CPU times (less sensitive to other processes)."""
+        return statistics.median(self.cpu[name]) / statistics.median(self.cpu[bound])
+
+
+def measure(fns: dict[str, Callable[[], object]], repeats: int, warmup: int) -> Timing:
+    """Time each function ``repeats`` times after ``warmup`` calls, interleaving them."""
     for _ in range(warmup):
         for fn in fns.values():
             fn()
-    times: dict[str, list[float]] = {name: [] for name in fns}
+    wall: dict[str, list[float]] = {name: [] for name in fns}
+    cpu: dict[str, list[float]] = {name: [] for name in fns}
     for _ in range(repeats):
         for name, fn in fns.items():
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), time.process_time()
             fn()
-            times[name].append(time.perf_counter() - start)
-    return {name: statistics.median(t) for name, t in times.items()}
+            wall[name].append(time.perf_counter() - start)
+            cpu[name].append(time.process_time() - start_cpu)
+    return Timing(wall, cpu)
 
 
 def resnet_parts(model: torch.nn.Module, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -67,12 +96,18 @@ def resnet_parts(model: torch.nn.Module, x: torch.Tensor) -> tuple[torch.Tensor,
     return features, model.fc(torch.flatten(model.avgpool(features), 1))
 
 
-def table(rows: list[tuple[str, float, float | None, str]], bound_name: str) -> None:
-    print(f"{'method':<34} {'median ms':>10} {'ratio':>7}  note")
-    for name, seconds, ratio, note in rows:
-        r = f"{ratio:7.3f}" if ratio is not None else " " * 7
-        print(f"{name:<34} {seconds * 1e3:10.1f} {r}  {note}")
-    print(f"(ratio = median time / median time of {bound_name})\n")
+def table(timing: Timing, bound: str, rows: list[tuple[str, str, str]], what: str) -> None:
+    """Print one row per (label, key, note) with ratios to ``bound``."""
+    print(f"{'method':<34} {'median ms':>10} {'ratio':>7} {'paired':>7} {'cpu':>7}  note")
+    for label, key, note in rows:
+        print(
+            f"{label:<34} {timing.median(key) * 1e3:10.1f} {timing.ratio(key, bound):7.3f} "
+            f"{timing.paired(key, bound):7.3f} {timing.cpu_ratio(key, bound):7.3f}  {note}"
+        )
+    print(
+        f"ratio: median wall time / that of {what}; paired: median of per-repeat ratios; "
+        "cpu: ratio of median process CPU times\n"
+    )
 
 
 def optional_peers(
@@ -81,7 +116,7 @@ def optional_peers(
     peers: dict[str, Callable[[], object]] = {}
     size = (x.shape[-2], x.shape[-1])
     if importlib.util.find_spec("captum") is not None:
-        from captum.attr import LayerAttribution, LayerGradCam
+        from captum.attr import LayerAttribution, LayerGradCam  # noqa: PLC0415 - optional
 
         captum_cam = LayerGradCam(model, model.layer4)
 
@@ -91,14 +126,16 @@ def optional_peers(
 
         peers["captum LayerGradCam (+upsample)"] = run_captum
     if importlib.util.find_spec("pytorch_grad_cam") is not None:
-        import pytorch_grad_cam
-        from pytorch_grad_cam.utils.model_targets import ClassifierOutputTarget
+        import pytorch_grad_cam  # noqa: PLC0415 - optional
+        from pytorch_grad_cam.utils.model_targets import (  # noqa: PLC0415 - optional
+            ClassifierOutputTarget,
+        )
 
         pgc = pytorch_grad_cam.GradCAM(model=model, target_layers=[model.layer4])
         pgc_targets = [ClassifierOutputTarget(t) for t in target]
         peers["pytorch_grad_cam GradCAM"] = lambda: pgc(input_tensor=x, targets=pgc_targets)
     if importlib.util.find_spec("torchcam") is not None:
-        from torchcam.methods import GradCAM as TorchCamGradCAM
+        from torchcam.methods import GradCAM as TorchCamGradCAM  # noqa: PLC0415 - optional
 
         extractor = TorchCamGradCAM(model, "layer4")
 
@@ -118,13 +155,14 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--score-repeats", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=2, help="torch.set_num_threads")
     parser.add_argument("--quick", action="store_true", help="fewer repeats, no exact Score-CAM")
     parser.add_argument("--no-peers", action="store_true", help="skip captum & co.")
     args = parser.parse_args()
     if args.quick:
         args.repeats, args.warmup, args.score_repeats = 5, 1, 1
 
-    torch.set_num_threads(2)
+    torch.set_num_threads(args.threads)
     torch.manual_seed(0)
     model = torchvision.models.resnet18(weights=None).eval()
     x = torch.randn(args.batch, 3, args.size, args.size)
@@ -153,14 +191,12 @@ def main() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # peers may warn (deprecations); not our concern here
         t = measure(fns, args.repeats, args.warmup)
-    rows = [("forward + autograd.grad (bound)", t["bound"], 1.0, "")]
+    rows = [("forward + autograd.grad (bound)", "bound", "")]
     for name in methods:
-        ratio = t[name] / t["bound"]
-        rows.append(
-            (name, t[name], ratio, "goal <= 1.05: " + ("met" if ratio <= 1.05 else "MISSED"))
-        )
-    rows += [(name, t[name], t[name] / t["bound"], "peer, for comparison") for name in peers]
-    table(rows, "forward + autograd.grad(score, layer4 output)")
+        met = t.ratio(name, "bound") <= 1.05
+        rows.append((name, name, "goal <= 1.05: " + ("met" if met else "MISSED")))
+    rows += [(name, name, "peer, for comparison") for name in peers]
+    table(t, "bound", rows, "forward + autograd.grad(score, layer4 output)")
 
     # -- gradient-free methods against a no_grad forward ------------------------------
     def forward_only() -> object:
@@ -173,14 +209,12 @@ def main() -> None:
         args.repeats,
         args.warmup,
     )
-    table(
-        [
-            ("no_grad forward (bound)", t["forward"], 1.0, ""),
-            ("CAM", t["CAM"], t["CAM"] / t["forward"], ""),
-            ("EigenCAM", t["EigenCAM"], t["EigenCAM"] / t["forward"], "includes a batched SVD"),
-        ],
-        "a no_grad forward",
-    )
+    rows = [
+        ("no_grad forward (bound)", "forward", ""),
+        ("CAM", "CAM", ""),
+        ("EigenCAM", "EigenCAM", "includes a batched SVD"),
+    ]
+    table(t, "forward", rows, "a no_grad forward")
 
     # -- guided backpropagation against forward + autograd.grad(score, x) ----------
     def input_bound() -> object:
@@ -190,13 +224,8 @@ def main() -> None:
 
     guided = GuidedBackprop(model)
     t = measure({"bound": input_bound, "guided": lambda: guided(x)}, args.repeats, args.warmup)
-    table(
-        [
-            ("forward + autograd.grad(score, x)", t["bound"], 1.0, ""),
-            ("GuidedBackprop", t["guided"], t["guided"] / t["bound"], ""),
-        ],
-        "forward + autograd.grad(score, x)",
-    )
+    rows = [("forward + autograd.grad(score, x)", "bound", ""), ("GuidedBackprop", "guided", "")]
+    table(t, "bound", rows, "forward + autograd.grad(score, x)")
 
     # -- Score-CAM at batch 1: exact and with channel budgets ---------------------------
     x1 = x[:1]
@@ -208,23 +237,26 @@ def main() -> None:
     for k in budgets:
         budgeted = ScoreCAM(model, "layer4", batch_size=64, top_k=k)
         score_fns[f"top_k={k}"] = lambda budgeted=budgeted: budgeted(x1)
-    t_forward = measure({"forward": lambda: model(x1)}, args.repeats, args.warmup)["forward"]
+    forward_t = measure({"forward": lambda: model(x1)}, args.repeats, args.warmup)
+    t_forward = forward_t.median("forward")
     t = measure(score_fns, args.score_repeats, 1 if not args.quick else 0)
     reference = exact(x1)
-    exact_time = t.get("exact (512 channels)")
-    rows = [("no_grad forward, batch 1", t_forward, None, "")]
-    for name, seconds in t.items():
-        note = f"{seconds / t_forward:.0f} forwards"
-        if exact_time is not None and name != "exact (512 channels)":
-            note += f", {exact_time / seconds:.1f}x faster than exact"
+    print(f"{'Score-CAM, batch 1':<34} {'median ms':>10}  note")
+    print(f"{'no_grad forward, batch 1':<34} {t_forward * 1e3:10.1f}")
+    exact_key = "exact (512 channels)"
+    for name in score_fns:
+        seconds = t.median(name)
+        note = f"= {seconds / t_forward:.0f} forwards"
+        if exact_key in score_fns and name != exact_key:
+            note += f", {t.median(exact_key) / seconds:.1f}x faster than exact"
         if name.startswith("top_k"):
             maps = ScoreCAM(model, "layer4", batch_size=64, top_k=int(name.split("=")[1]))(x1)
             note += (
                 f"; agreement with exact: Pearson {float(pearson(maps, reference)[0]):.3f}, "
                 f"Spearman {float(spearman(maps, reference)[0]):.3f}"
             )
-        rows.append((f"ScoreCAM {name}", seconds, None, note))
-    table(rows, "-")
+        print(f"{'ScoreCAM ' + name:<34} {seconds * 1e3:10.1f}  {note}")
+    print(f"\nload average at the end: {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":

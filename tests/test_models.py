@@ -71,7 +71,9 @@ def test_forward_equals_features_then_head() -> None:
     model = SimpleCNN(seed=1).eval()
     x = torch.rand(3, 3, 64, 64)
     features = model.forward_features(x)
-    torch.testing.assert_close(model(x), features.mean(dim=(2, 3)) @ model.fc.weight.T + model.fc.bias)
+    torch.testing.assert_close(
+        model(x), features.mean(dim=(2, 3)) @ model.fc.weight.T + model.fc.bias
+    )
 
 
 @pytest.mark.parametrize(
@@ -92,7 +94,9 @@ def test_tiny_conv_net_matches_the_course_example() -> None:
     model = TinyConvNet()
     seen: list[tuple[torch.Size, torch.Size]] = []
 
-    def forward_hook(module: nn.Module, args: tuple[torch.Tensor, ...], output: torch.Tensor) -> None:
+    def forward_hook(
+        module: nn.Module, args: tuple[torch.Tensor, ...], output: torch.Tensor
+    ) -> None:
         seen.append((args[0].shape, output.shape))
 
     handle = model.conv.register_forward_hook(forward_hook)

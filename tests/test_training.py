@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import io
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import pytest
@@ -22,6 +22,15 @@ from hooks_tutorial.training import (
     evaluate,
     fit,
 )
+
+
+@pytest.fixture(autouse=True)
+def _one_thread() -> Iterator[None]:
+    # tiny models: one thread avoids thread hand-off costs on a busy machine
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
 
 
 def _toy_data(n: int = 20, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
@@ -51,7 +60,10 @@ class Recorder:
         self.calls.append(("on_train_end", dict(logs)))
 
     def events(self) -> list[tuple[str, Any]]:
-        return [(c[0], c[1]) if c[0] in ("on_batch_end", "on_epoch_end") else (c[0],) for c in self.calls]  # type: ignore[misc]
+        return [
+            (c[0], c[1]) if c[0] in ("on_batch_end", "on_epoch_end") else (c[0],)
+            for c in self.calls
+        ]  # type: ignore[misc]
 
 
 # ------------------------------------------------------------------ protocol
@@ -175,7 +187,9 @@ def test_early_stopping_counts_patience() -> None:
     stopper.on_epoch_end(1, {"loss": 1.0})
     stopper.on_epoch_end(2, {"loss": 0.9})
     stopper.on_epoch_end(3, {"loss": 0.95})
-    with pytest.raises(StopTraining, match=r"loss has not improved for 2 epochs \(best 0.9 at epoch 2\)"):
+    with pytest.raises(
+        StopTraining, match=r"loss has not improved for 2 epochs \(best 0.9 at epoch 2\)"
+    ):
         stopper.on_epoch_end(4, {"loss": 0.91})
     assert (stopper.best, stopper.best_epoch, stopper.stopped_epoch) == (0.9, 2, 4)
 
@@ -362,7 +376,10 @@ def test_empty_data_is_rejected() -> None:
 def test_model_output_must_match_classes() -> None:
     data = ShapesDataset(8, image_size=32, seed=0)
     model = SimpleCNN(num_classes=3, channels=(4, 4, 4), seed=0)
-    with pytest.raises(ValueError, match="outputs 3 scores per input but the data has 5 classes; build the model with num_classes=5"):
+    with pytest.raises(
+        ValueError,
+        match="outputs 3 scores per input but the data has 5 classes; build the model with num_classes=5",
+    ):
         fit(model, data, epochs=1)
     x, y = _toy_data()
     with pytest.raises(ValueError, match=r"labels range from 0 to 4 .* outputs 2 scores"):
@@ -372,7 +389,10 @@ def test_model_output_must_match_classes() -> None:
 
 
 def test_model_must_return_scores() -> None:
-    with pytest.raises(ValueError, match=r"should return class scores \[batch, classes\], got shape \(20, 2, 4, 4\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"should return class scores \[batch, classes\], got shape \(20, 2, 4, 4\)",
+    ):
         fit(TinyConvNet().conv, _toy_data(), epochs=1)
 
 
@@ -391,7 +411,9 @@ def test_bad_fit_arguments(kwargs: dict[str, Any], error: type[Exception], messa
 def test_bad_data_kinds() -> None:
     with pytest.raises(TypeError, match="train_data must be a Dataset"):
         fit(TinyConvNet(), 42, epochs=1)  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match=r"each batch of train_data must be an \(inputs, labels\) pair"):
+    with pytest.raises(
+        TypeError, match=r"each batch of train_data must be an \(inputs, labels\) pair"
+    ):
         fit(TinyConvNet(), [torch.zeros(2, 1, 4, 4)], epochs=1)
     x, y = _toy_data()
     with pytest.raises(ValueError, match="20 inputs but 19 labels"):

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+import subprocess
+import sys
 
 import matplotlib as mpl
 import numpy as np
@@ -130,3 +132,11 @@ def test_plot_cams_errors() -> None:
         plot_cams(torch.rand(2, 3, 8, 8), {"A": torch.rand(3, 8, 8)})
     with pytest.raises(ValueError, match="got 1 labels for 2 images"):
         plot_cams(torch.rand(2, 3, 8, 8), {"A": torch.rand(2, 8, 8)}, labels=["x"])
+
+
+def test_importing_viz_does_not_import_matplotlib() -> None:
+    code = "import sys, hooks_tutorial.viz; print('matplotlib' in sys.modules)"
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == "False"

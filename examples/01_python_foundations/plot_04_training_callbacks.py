@@ -205,10 +205,11 @@ print("best epoch:", stopper.best_epoch, "stopped at epoch:", stopper.stopped_ep
 print("val_loss per epoch:", [round(value, 4) for value in history["val_loss"]])
 
 # %%
-# The validation loss kept falling after the best epoch, but each time by less
-# than ``min_delta``, which does not count as an improvement. To check that
-# the best weights came back, compute the validation loss of the final model
-# by hand and compare it with the best value the callback saw.
+# The validation loss kept falling after the best epoch, but never to
+# ``min_delta`` or more below the best value, so no later epoch counted as an
+# improvement. To check that the best weights came back, compute the
+# validation loss of the final model by hand and compare it with the best
+# value the callback saw.
 
 with torch.no_grad():
     final_val_loss = nn.functional.cross_entropy(model(val_data.images), val_data.labels)

@@ -224,7 +224,7 @@ def head(feature_map):
 
 for scale in (0.1, 0.3, 1.0, 3.0, 10.0):
     scaled_logits = scale * head(features)
-    logit_grad = torch.autograd.grad(scaled_logits[0, target_class], features)[0]
+    logit_grad = torch.autograd.grad(scaled_logits[0, target_class], features, retain_graph=True)[0]
     probability = scaled_logits.softmax(dim=1)[0, target_class]
     probability_grad = torch.autograd.grad(probability, features)[0]
     print(

@@ -55,6 +55,7 @@ _LAZY: dict[str, str] = {
     "overlay": "viz",
     "plot_cams": "viz",
     # data, models, training
+    "ShapesData": "data",
     "ShapesDataset": "data",
     "make_shapes": "data",
     "SimpleCNN": "models",
@@ -64,7 +65,12 @@ _LAZY: dict[str, str] = {
     "ProgressPrinter": "training",
     "History": "training",
     "EarlyStopping": "training",
-    "pretrained": "pretrained",
+    "StopTraining": "training",
+    "evaluate": "training",
+    "PretrainedCacheWarning": "_pretrained",
+    "PretrainedConfig": "_pretrained",
+    "pretrained": "_pretrained",
+    "pretrained_config": "_pretrained",
 }
 
 __all__ = [
@@ -86,10 +92,14 @@ __all__ = [
     "HookReport",
     "LayerCAM",
     "MissingCaptureError",
+    "PretrainedCacheWarning",
+    "PretrainedConfig",
     "ProgressPrinter",
     "ScoreCAM",
+    "ShapesData",
     "ShapesDataset",
     "SimpleCNN",
+    "StopTraining",
     "TinyConvNet",
     "TraceResult",
     "TraceRow",
@@ -100,11 +110,13 @@ __all__ = [
     "clip_gradients",
     "count_hooks",
     "detect_anomalies",
+    "evaluate",
     "fit",
     "make_shapes",
     "overlay",
     "plot_cams",
     "pretrained",
+    "pretrained_config",
     "remove_all_hooks",
     "resolve_layers",
     "scale_gradients",
@@ -129,6 +141,12 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # pragma: no cover
     from ._layers import resolve_layers
+    from ._pretrained import (
+        PretrainedCacheWarning,
+        PretrainedConfig,
+        pretrained,
+        pretrained_config,
+    )
     from .cam import (
         CAM,
         EigenCAM,
@@ -149,11 +167,18 @@ if TYPE_CHECKING:  # pragma: no cover
         capture_activations,
         capture_gradients,
     )
-    from .data import ShapesDataset, make_shapes
+    from .data import ShapesData, ShapesDataset, make_shapes
     from .gradtools import AnomalyError, clip_gradients, detect_anomalies, scale_gradients
     from .hooks import HookCounts, HookGroup, HookReport, count_hooks, remove_all_hooks
     from .models import SimpleCNN, TinyConvNet
-    from .pretrained import pretrained
     from .trace import TraceResult, TraceRow, trace
-    from .training import Callback, EarlyStopping, History, ProgressPrinter, fit
+    from .training import (
+        Callback,
+        EarlyStopping,
+        History,
+        ProgressPrinter,
+        StopTraining,
+        evaluate,
+        fit,
+    )
     from .viz import overlay, plot_cams

@@ -50,7 +50,7 @@ def _name_of(model: nn.Module, layer: nn.Module) -> str:
                     f"{_first_child_name(model)!r}"
                 )
                 raise ValueError(msg)
-            return name
+            return str(name)
     msg = (
         f"the layer {type(layer).__name__} is not part of this model "
         f"({type(model).__name__}); pass a submodule of the model (for example "
@@ -101,24 +101,26 @@ def resolve_layers(model: nn.Module, layers: LayersLike) -> list[tuple[str, nn.M
     ...
     ValueError: no submodule named 'conv'. Available: 0, 1
     """
-    if not isinstance(model, nn.Module):
+    given_model: object = model  # checked at run time, whatever the annotation says
+    if not isinstance(given_model, nn.Module):
         msg = (
-            f"expected the model as an nn.Module, got {type(model).__name__}; "
+            f"expected the model as an nn.Module, got {type(given_model).__name__}; "
             "pass the model first and the layer(s) second"
         )
         raise TypeError(msg)
     items: Iterable[object]
-    if isinstance(layers, (str, nn.Module)):
-        items = [layers]
-    elif isinstance(layers, Sequence):
-        items = list(layers)
+    given: object = layers
+    if isinstance(given, (str, nn.Module)):
+        items = [given]
+    elif isinstance(given, Sequence):
+        items = list(given)
         if not items:
             msg = "no layers given; pass at least one layer (a submodule or its dotted name)"
             raise ValueError(msg)
     else:
         msg = (
             f"expected a layer as an nn.Module or a dotted name (str), or a list of them, "
-            f"got {type(layers).__name__}"
+            f"got {type(given).__name__}"
         )
         raise TypeError(msg)
 

@@ -57,7 +57,7 @@ def _check_positive_int(name: str, value: object, meaning: str) -> None:
         raise ValueError(msg)
 
 
-class StopTraining(Exception):  # noqa: N818 - a signal, like StopIteration
+class StopTraining(Exception):
     """Raise from a callback to end training after the current step.
 
     The other callbacks still receive the event that raised it; the current
@@ -159,7 +159,7 @@ class History(Callback):
         self.epochs: list[int] = []
         self.history: dict[str, list[float]] = {}
 
-    def on_train_begin(self, model: nn.Module, params: Mapping[str, Any]) -> None:
+    def on_train_begin(self, model: nn.Module, params: Mapping[str, Any]) -> None:  # noqa: ARG002 - protocol signature
         """Forget earlier records."""
         self.epochs.clear()
         self.history.clear()
@@ -214,9 +214,9 @@ class ProgressPrinter(Callback):
         self._start = 0.0
 
     def _print(self, text: str) -> None:
-        print(text, file=self.stream if self.stream is not None else sys.stdout)  # noqa: T201
+        print(text, file=self.stream if self.stream is not None else sys.stdout)
 
-    def on_train_begin(self, model: nn.Module, params: Mapping[str, Any]) -> None:
+    def on_train_begin(self, model: nn.Module, params: Mapping[str, Any]) -> None:  # noqa: ARG002 - protocol signature
         """Remember the number of epochs and the start time."""
         self._epochs = params.get("epochs")
         self._start = time.perf_counter()
@@ -233,7 +233,7 @@ class ProgressPrinter(Callback):
             line += f"  ({logs['seconds']:.1f} s)"
         self._print(line)
 
-    def on_train_end(self, logs: Mapping[str, float]) -> None:
+    def on_train_end(self, logs: Mapping[str, float]) -> None:  # noqa: ARG002 - protocol signature
         """Print the total time."""
         self._print(f"done in {time.perf_counter() - self._start:.1f} s")
 
@@ -313,7 +313,7 @@ class EarlyStopping(Callback):
         self._last_epoch = 0
         self._best_state: dict[str, Tensor] | None = None
 
-    def on_train_begin(self, model: nn.Module, params: Mapping[str, Any]) -> None:
+    def on_train_begin(self, model: nn.Module, params: Mapping[str, Any]) -> None:  # noqa: ARG002 - protocol signature
         """Reset, and remember the model (to restore the best weights)."""
         self._reset()
         self._model = model
@@ -348,7 +348,7 @@ class EarlyStopping(Callback):
             )
             raise StopTraining(msg)
 
-    def on_train_end(self, logs: Mapping[str, float]) -> None:
+    def on_train_end(self, logs: Mapping[str, float]) -> None:  # noqa: ARG002 - protocol signature
         """Load the best weights if they are not the last ones."""
         if (
             self.restore_best
@@ -632,7 +632,7 @@ def fit(
         start = time.perf_counter()
         model.train()
         total_loss, correct, count, batch = 0.0, 0, 0, 0
-        for batch, raw in enumerate(loader, 1):  # noqa: B007 - `batch` is used after the loop
+        for batch, raw in enumerate(loader, 1):
             inputs, labels = _unpack(raw, "train_data")
             inputs, labels = inputs.to(device), labels.to(device)
             optimizer.zero_grad(set_to_none=True)

@@ -246,10 +246,45 @@ class Capture:
 
 
 class BaseCAM:
-    """Common base of the CAM methods (hook lifecycle, checks, targets, post-processing).
+    """Common base of the CAM methods: hook lifecycle, checks, targets, post-processing.
 
-    Subclasses implement :meth:`_maps`, returning one raw map ``[B, h, w]``
-    per target layer.
+    A subclass implements ``_maps(x, target)``, returning one raw map
+    ``[B, h, w]`` per target layer; it gets the activations (and gradients)
+    from ``self._run(x, target, gradients=...)``. Everything else (input
+    checks, eval mode, hooks that live only during the call, upsampling,
+    normalisation, several layers) is shared.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        The model to explain.
+    target_layer : torch.nn.Module, str, or list of them
+        The layer(s) whose output is explained, as modules or dotted names
+        (resolved with :func:`hooks_tutorial.resolve_layers`).
+    reshape_transform : callable, optional
+        Maps the layer's output (and its gradient) to ``[B, C, h, w]``.
+
+    Raises
+    ------
+    TypeError
+        If ``reshape_transform`` is not callable, or a layer has a wrong type.
+    ValueError
+        If a layer name is unknown or a module is not part of ``model``.
+
+    Examples
+    --------
+    A method that shows the channel-mean activation (class-agnostic):
+
+    >>> import torch
+    >>> from torch import nn
+    >>> class MeanActivation(BaseCAM):
+    ...     uses_gradients = False
+    ...     def _maps(self, x, target):
+    ...         capture = self._run(x, target, gradients=False, scored=False)
+    ...         return [a.mean(dim=1) for a in capture.activations]
+    >>> model = nn.Sequential(nn.Conv2d(3, 4, 3), nn.ReLU())
+    >>> MeanActivation(model, "1")(torch.rand(2, 3, 8, 8)).shape
+    torch.Size([2, 8, 8])
     """
 
     #: Whether the method needs gradients (and so cannot run under inference_mode).

@@ -208,8 +208,10 @@ def _load(path: Path, key: str, config: PretrainedConfig) -> SimpleCNN | None:
         model = _build(config)
         model.load_state_dict(payload["state_dict"])
     except Exception as error:  # noqa: BLE001 - any unreadable cache file means: train again
+        lines = str(error).strip().splitlines() or [""]
+        reason = lines[0] if len(lines[0]) <= 120 else lines[0][:117] + "..."
         warnings.warn(
-            f"ignoring the cached weights {path} ({type(error).__name__}: {error}); "
+            f"ignoring the cached weights {path} ({type(error).__name__}: {reason}); "
             "training again and replacing the file",
             PretrainedCacheWarning,
             stacklevel=3,

@@ -1,0 +1,233 @@
+"""
+Train a small CNN in seconds
+============================
+
+To check an explanation, you need a model worth explaining and images where
+you know the right answer. This chapter uses generated images of five shapes:
+every image comes with the exact pixel mask of its object, so "does the
+heatmap point at the object?" becomes a number. This page shows the data,
+the model, and a training run driven by callbacks, then measures the
+trained model that the rest of the chapter explains.
+
+**What you will learn**
+
+- what the generated shapes data holds: images, labels, masks and boxes;
+- the layers of ``SimpleCNN`` and the shapes of its feature maps;
+- how ``hooks_tutorial.fit`` trains with callbacks that print progress and
+  record a history;
+- how to measure test accuracy and compute a confusion matrix.
+
+**Prerequisites**: :doc:`/auto_examples/01_python_foundations/plot_04_training_callbacks`
+(callbacks in a training loop).
+"""
+
+# %%
+# The data: shapes with known masks
+# ---------------------------------
+#
+# ``hooks_tutorial.make_shapes`` draws the images in memory, from a seed, so
+# every build sees the same pictures. Each image holds one object (circle,
+# square, triangle, star or cross) on a textured background with small
+# distractors.
+
+import matplotlib.pyplot as plt
+import torch
+
+import hooks_tutorial as ht
+
+torch.manual_seed(0)
+
+train = ht.make_shapes(1000, split="train", seed=0)
+test = ht.make_shapes(500, split="test", seed=0)
+print("classes:", train.classes)
+print("images:", tuple(train.images.shape), train.images.dtype)
+print("labels:", tuple(train.labels.shape), train.labels.dtype)
+print("masks: ", tuple(train.masks.shape), train.masks.dtype)
+print("boxes: ", tuple(train.boxes.shape), "as (x0, y0, x1, y1)")
+print("images per class:", torch.bincount(train.labels).tolist())
+
+# %%
+# The first row shows images, the second the same images with the object's
+# mask outlined and its box drawn: this is the ground truth that later pages
+# compare heatmaps with.
+
+fig, axes = plt.subplots(2, 6, figsize=(12, 4.4))
+fig.patch.set_facecolor("white")
+for i in range(6):
+    picture = train.images[i].permute(1, 2, 0).numpy()  # [H, W, 3]
+    name = train.classes[int(train.labels[i])]
+    axes[0, i].imshow(picture)
+    axes[0, i].set_title(name)
+    axes[1, i].imshow(picture)
+    axes[1, i].contour(train.masks[i].numpy(), levels=[0.5], colors="white", linewidths=1.5)
+    x0, y0, x1, y1 = train.boxes[i].tolist()
+    box = plt.Rectangle((x0 - 0.5, y0 - 0.5), x1 - x0, y1 - y0, fill=False, color="black")
+    axes[1, i].add_patch(box)
+    axes[1, i].set_title("mask and box")
+for ax in axes.flat:
+    ax.set_xticks([])
+    ax.set_yticks([])
+fig.tight_layout()
+
+# %%
+# The mask holds exactly the object's pixels. Their share of the image varies
+# with the object's size:
+
+fraction = train.masks.float().mean(dim=(1, 2))
+print(f"object pixels per image: {fraction.min():.1%} to {fraction.max():.1%}")
+
+# %%
+# The model: ``SimpleCNN``
+# ------------------------
+#
+# Three conv blocks, global average pooling and one linear layer. Block 3
+# keeps a 16x16 map for a 64x64 input; that map is what Grad-CAM will explain.
+# The layers have names a reader can type, such as ``model.relu3``.
+
+model = ht.SimpleCNN(seed=0)
+print(model)
+print("parameters:", sum(p.numel() for p in model.parameters()))
+with torch.no_grad():
+    print("features:", tuple(model.forward_features(train.images[:2]).shape))
+    print("scores:  ", tuple(model(train.images[:2]).shape), "(logits, before softmax)")
+
+# %%
+# Training with callbacks
+# -----------------------
+#
+# ``hooks_tutorial.fit`` is an ordinary training loop (Adam, cross-entropy)
+# that calls its callbacks at fixed moments. ``ProgressPrinter`` prints a
+# line after each epoch; ``History`` records every epoch's logs. This short
+# run, on the small training set above, keeps the page fast.
+
+history = ht.History()
+history = ht.fit(
+    model,
+    (train.images, train.labels),
+    epochs=3,
+    val_data=(test.images, test.labels),
+    batch_size=64,
+    lr=3e-3,
+    callbacks=[ht.ProgressPrinter(), history],
+    seed=0,
+)
+print(history)
+
+# %%
+# The history holds one value per epoch for each log key, ready to plot:
+
+fig, (ax_loss, ax_acc) = plt.subplots(1, 2, figsize=(9, 3.2))
+fig.patch.set_facecolor("white")
+ax_loss.plot(history.epochs, history["loss"], "o-", label="train")
+ax_loss.plot(history.epochs, history["val_loss"], "s--", label="test")
+ax_loss.set_xlabel("epoch")
+ax_loss.set_ylabel("cross-entropy loss")
+ax_loss.legend()
+ax_acc.plot(history.epochs, history["accuracy"], "o-", label="train")
+ax_acc.plot(history.epochs, history["val_accuracy"], "s--", label="test")
+ax_acc.set_xlabel("epoch")
+ax_acc.set_ylabel("accuracy")
+ax_acc.set_ylim(0, 1)
+ax_acc.legend()
+fig.tight_layout()
+
+# %%
+# The model the chapter explains
+# ------------------------------
+#
+# A longer run (more images and more epochs) gives a better model.
+# ``hooks_tutorial.pretrained("simple_cnn-shapes")`` trains exactly this
+# architecture with ``fit`` the first time it is called, on a larger training
+# set and for more epochs, then caches the weights on disk; later calls, like
+# this one, just load them. The following pages all use it.
+
+model = ht.pretrained("simple_cnn-shapes")
+print(type(model).__name__, "in training mode:", model.training)
+
+# %%
+# Test accuracy and confusion matrix
+# ----------------------------------
+#
+# A fresh, larger test set (other images from the same generator) measures
+# the model. Row :math:`i`, column :math:`j` of the confusion matrix counts the
+# images of class :math:`i` that the model called :math:`j`; the diagonal
+# holds the correct answers.
+
+test = ht.make_shapes(1000, split="test", seed=0)
+with torch.no_grad():
+    predictions = model(test.images).argmax(dim=1)
+accuracy = (predictions == test.labels).float().mean().item()
+print(f"test accuracy: {accuracy:.3f} on {len(test)} images")
+
+num_classes = len(test.classes)
+confusion = torch.bincount(
+    test.labels * num_classes + predictions, minlength=num_classes**2
+).reshape(num_classes, num_classes)
+print(confusion)
+print("mistakes:", int(confusion.sum() - confusion.trace()))
+
+# %%
+
+fig, ax = plt.subplots(figsize=(4.8, 4.2))
+fig.patch.set_facecolor("white")
+image = ax.imshow(confusion.numpy(), cmap="viridis")
+for i in range(num_classes):
+    for j in range(num_classes):
+        count = int(confusion[i, j])
+        colour = "black" if count > confusion.max() / 2 else "white"
+        ax.text(j, i, count, ha="center", va="center", color=colour)
+ax.set_xticks(range(num_classes), test.classes, rotation=45)
+ax.set_yticks(range(num_classes), test.classes)
+ax.set_xlabel("predicted class")
+ax.set_ylabel("true class")
+ax.set_title("confusion matrix (test set)")
+fig.colorbar(image, ax=ax, label="images")
+fig.tight_layout()
+
+# %%
+# Summary
+# -------
+#
+# - ``make_shapes`` generates images with labels, masks and boxes from a
+#   seed; the masks make heatmaps checkable.
+# - ``SimpleCNN`` has three named conv blocks, global average pooling and one
+#   linear layer; ``relu3`` gives a 16x16 feature map.
+# - ``fit`` runs the loop and calls the callbacks: ``ProgressPrinter`` prints,
+#   ``History`` records.
+# - ``pretrained`` trains the chapter's model once and caches it; the
+#   confusion matrix shows which classes it confuses.
+#
+# Exercises
+# ---------
+#
+# 1. Write a callback that prints the loss of every 5th batch (use
+#    ``on_batch_end``) and pass it to ``fit``.
+# 2. Add ``ht.EarlyStopping(monitor="val_accuracy", patience=2)`` to the
+#    callbacks and train for more epochs. When does it stop?
+# 3. Compute the accuracy of each class from the confusion matrix.
+#
+# .. dropdown:: Solutions
+#
+#    .. code-block:: python
+#
+#       # 1.
+#       class PrintEvery5(ht.Callback):
+#           def on_batch_end(self, batch, logs):
+#               if batch % 5 == 0:
+#                   print(f"epoch {logs['epoch']} batch {batch}: loss {logs['loss']:.3f}")
+#
+#       small = ht.SimpleCNN(seed=0)
+#       ht.fit(small, (train.images, train.labels), epochs=1, callbacks=[PrintEvery5()])
+#
+#       # 2.
+#       stopper = ht.EarlyStopping(monitor="val_accuracy", patience=2)
+#       small = ht.SimpleCNN(seed=0)
+#       history = ht.fit(small, (train.images, train.labels), epochs=20,
+#                        val_data=(test.images, test.labels),
+#                        callbacks=[ht.ProgressPrinter(), stopper])
+#       print("stopped at epoch", stopper.stopped_epoch, "best", stopper.best_epoch)
+#
+#       # 3. diagonal / row sums
+#       per_class = confusion.diag() / confusion.sum(dim=1)
+#       for name, value in zip(test.classes, per_class.tolist()):
+#           print(f"{name:>8}: {value:.3f}")

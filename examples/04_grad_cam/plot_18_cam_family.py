@@ -1,0 +1,278 @@
+"""
+The CAM family side by side
+===========================
+
+Grad-CAM is one answer to "which channels matter, and where?". Its
+successors change how the channels are weighted: per position instead of
+per channel, with activation-weighted gradients, with forward passes instead
+of gradients, or without any class at all. This page runs seven of them on
+the same images and the same layer, gives each one's formula, and measures
+them on a fixed test subset: do their peaks fall on the object, and do they
+rank the pixels the model really uses?
+
+**What you will learn**
+
+- the formulas of Grad-CAM, Grad-CAM++, XGrad-CAM, Layer-CAM, HiResCAM,
+  Score-CAM and Eigen-CAM, and what each changes;
+- why three of them coincide on a network that ends in global average
+  pooling and one linear layer;
+- how to compare methods with the pointing game, deletion and insertion
+  curves, and timing, on data with known object masks.
+
+**Prerequisites**: :doc:`/auto_examples/04_grad_cam/plot_16_gradcam_from_scratch`
+and :doc:`/auto_examples/04_grad_cam/plot_17_gradcam_library`.
+"""
+
+# %%
+# The methods
+# -----------
+#
+# Notation: :math:`A^k` is channel :math:`k` of the target layer's feature
+# map, :math:`g^k = \partial y^c / \partial A^k` its gradient for the
+# pre-softmax score :math:`y^c`, :math:`Z` the number of positions, and
+# :math:`\odot` the element-wise product. Each map ends with a ReLU.
+#
+# - **Grad-CAM** (Selvaraju et al., ICCV 2017): channel weights are the
+#   average gradient.
+#
+#   .. math:: L = \operatorname{ReLU}\Big(\sum_k \alpha_k A^k\Big), \quad
+#      \alpha_k = \frac{1}{Z} \sum_{i,j} g^k_{ij}
+#
+# - **Grad-CAM++** (Chattopadhay et al., WACV 2018): only positive
+#   gradients count, each with its own coefficient.
+#
+#   .. math:: w_k = \sum_{i,j} a^k_{ij} \operatorname{ReLU}(g^k_{ij}), \quad
+#      a^k_{ij} = \frac{(g^k_{ij})^2}{2 (g^k_{ij})^2 + \sum_{a,b} A^k_{ab} (g^k_{ij})^3}
+#
+# - **XGrad-CAM** (Fu et al., BMVC 2020): gradients averaged with the
+#   activations as weights.
+#
+#   .. math:: \alpha_k = \sum_{i,j} \frac{A^k_{ij}}{\sum_{a,b} A^k_{ab}} g^k_{ij}
+#
+# - **Layer-CAM** (Jiang et al., IEEE TIP 2021): positive gradients as
+#   weights per position.
+#
+#   .. math:: L = \operatorname{ReLU}\Big(\sum_k \operatorname{ReLU}(g^k) \odot A^k\Big)
+#
+# - **HiResCAM** (Draelos and Carin, arXiv:2011.08891): gradient times
+#   activation per position, without averaging.
+#
+#   .. math:: L = \operatorname{ReLU}\Big(\sum_k g^k \odot A^k\Big)
+#
+# - **Score-CAM** (Wang et al., CVPR Workshops 2020): no gradients; each
+#   upsampled, min-max scaled channel :math:`M_k` masks the input, and the
+#   weight is the class probability of the masked input (one forward pass
+#   per channel).
+#
+#   .. math:: w_k = \operatorname{softmax}\big(f(X \odot M_k)\big)_c
+#
+# - **Eigen-CAM** (Muhammad and Yeasin, IJCNN 2020): the first principal
+#   component of the centred activations :math:`\bar X` (positions x
+#   channels); it ignores the class.
+#
+#   .. math:: L = \operatorname{ReLU}(\bar X v_1)
+#
+# All of them take the same arguments in ``hooks_tutorial``:
+
+import time
+
+import matplotlib.pyplot as plt
+import torch
+
+import hooks_tutorial as ht
+from hooks_tutorial.metrics import deletion_auc, insertion_auc, pearson, pointing_game
+
+torch.manual_seed(0)
+model = ht.pretrained("simple_cnn-shapes")
+methods = {
+    "Grad-CAM": ht.GradCAM(model, "relu3"),
+    "Grad-CAM++": ht.GradCAMPlusPlus(model, "relu3"),
+    "XGrad-CAM": ht.XGradCAM(model, "relu3"),
+    "Layer-CAM": ht.LayerCAM(model, "relu3"),
+    "HiResCAM": ht.HiResCAM(model, "relu3"),
+    "Score-CAM": ht.ScoreCAM(model, "relu3", batch_size=256),
+    "Eigen-CAM": ht.EigenCAM(model, "relu3"),
+}
+for name, method in methods.items():
+    print(f"{name:>10}: {method!r}")
+
+# %%
+# Seven maps for the same images
+# ------------------------------
+#
+# A fixed subset of the test set: the first 32 images. Every method explains
+# the predicted class (Eigen-CAM has no class). The time of each call is
+# recorded for the table below.
+
+test = ht.make_shapes(32, split="test", seed=0)
+images = test.images
+maps = {}
+seconds = {}
+for name, method in methods.items():
+    start = time.perf_counter()
+    maps[name] = method(images)
+    seconds[name] = time.perf_counter() - start
+print("images:", tuple(images.shape))
+print("maps per method:", tuple(maps["Grad-CAM"].shape))
+print("hooks left on the model:", ht.count_hooks(model).total)
+
+# %%
+# The first four images with the seven maps, each blended over its image
+# with ``hooks_tutorial.overlay`` (the same grid function as on the previous
+# page); the row labels give the predicted class.
+
+
+def show_maps(images, maps_by_name, row_labels):
+    """One row per image: the image, then its map for each entry of ``maps_by_name``."""
+    n_rows, n_cols = len(images), len(maps_by_name) + 1
+    fig, axes = plt.subplots(n_rows, n_cols, figsize=(1.7 * n_cols, 1.7 * n_rows), squeeze=False)
+    fig.patch.set_facecolor("white")
+    for row, image in enumerate(images):
+        axes[row, 0].imshow(image.permute(1, 2, 0).numpy())
+        axes[row, 0].set_ylabel(row_labels[row], fontsize=9)
+        for col, (name, maps) in enumerate(maps_by_name.items(), start=1):
+            axes[row, col].imshow(ht.overlay(image, maps[row]))  # jet colour map, alpha 0.5
+            axes[0, col].set_title(name, fontsize=9)
+    axes[0, 0].set_title("image", fontsize=9)
+    for ax in axes.flat:
+        ax.set_xticks([])
+        ax.set_yticks([])
+    fig.tight_layout()
+
+
+with torch.no_grad():
+    predicted = model(images).argmax(dim=1)
+rows = torch.arange(4)
+show_maps(
+    images[rows],
+    {name: m[rows] for name, m in maps.items()},
+    [test.classes[int(predicted[i])] for i in rows],
+)
+
+# %%
+# Three maps are the same
+# -----------------------
+#
+# On this network the gradient at ``relu3`` is the same at every position of
+# a channel (global average pooling spreads the linear weight evenly).
+# Then XGrad-CAM's activation-weighted average equals the plain average, and
+# HiResCAM's per-position product sums to Grad-CAM's map, so the three
+# coincide up to rounding:
+
+for name in ("XGrad-CAM", "HiResCAM"):
+    difference = (maps[name] - maps["Grad-CAM"]).abs().max().item()
+    print(f"max |{name} - Grad-CAM| = {difference:.1e}")
+
+# %%
+# They differ on models without that structure, or at other layers (see the
+# exercises). Agreement between the other methods and Grad-CAM, as the mean
+# correlation of their maps over the 32 images:
+
+for name in ("Grad-CAM++", "Layer-CAM", "Score-CAM", "Eigen-CAM"):
+    correlation = pearson(maps[name], maps["Grad-CAM"]).mean()
+    print(f"{name:>10}: mean correlation with Grad-CAM {correlation:.3f}")
+
+# %%
+# Measuring the maps
+# ------------------
+#
+# Three measures, computed on the 32 images for each method:
+#
+# - **pointing game** (Zhang et al., ECCV 2016): the share of maps whose
+#   maximum lies on the object's mask (higher is better);
+# - **deletion AUC** (Petsiuk et al., BMVC 2018): replace pixels with black,
+#   most salient first, and take the area under the curve of the class
+#   probability (lower is better: the right pixels make it drop fast);
+# - **insertion AUC**: start from a blurred image and insert the original
+#   pixels, most salient first (higher is better).
+#
+# Both curves use 16 steps here to keep the page fast, and the time column
+# is the wall time of the method call above divided by the number of images
+# (it changes from run to run and from machine to machine).
+
+steps = 16
+table = []
+for name, m in maps.items():
+    table.append(
+        (
+            name,
+            pointing_game(m, test.masks).float().mean().item(),
+            deletion_auc(model, images, m, steps=steps).mean().item(),
+            insertion_auc(model, images, m, steps=steps).mean().item(),
+            1000 * seconds[name] / len(images),
+        )
+    )
+
+print(f"{'method':<11} {'pointing':>8} {'deletion':>9} {'insertion':>9} {'ms/image':>9}")
+print(f"{'':<11} {'(higher)':>8} {'(lower)':>9} {'(higher)':>9} {'':>9}")
+for name, pointing, deletion, insertion, ms in table:
+    print(f"{name:<11} {pointing:8.3f} {deletion:9.3f} {insertion:9.3f} {ms:9.2f}")
+
+# %%
+# A reference point helps to read the AUCs: the same measures for a map of
+# random noise, which knows nothing about the image.
+
+generator = torch.Generator().manual_seed(0)
+noise = torch.rand(images.shape[0], 64, 64, generator=generator)
+print(
+    f"random map: pointing {pointing_game(noise, test.masks).float().mean():.3f}, "
+    f"deletion {deletion_auc(model, images, noise, steps=steps).mean():.3f}, "
+    f"insertion {insertion_auc(model, images, noise, steps=steps).mean():.3f}"
+)
+
+# %%
+# How to read the table: the numbers above come from 32 easy images and one
+# small model, so they rank the methods *for this model and this data*, not
+# in general. The pointing game only asks whether the peak is on the object;
+# deletion and insertion ask whether the map orders the pixels the way the
+# model uses them. Score-CAM needs no gradients but one forward pass per
+# channel, which is why its time stands out; Eigen-CAM ignores the class, so
+# it cannot tell two objects apart (try it on the two-object images of the
+# previous page).
+#
+# Summary
+# -------
+#
+# - The gradient methods differ in how :math:`A^k` and :math:`g^k` are
+#   combined: averaged per channel (Grad-CAM, XGrad-CAM, Grad-CAM++) or kept
+#   per position (Layer-CAM, HiResCAM).
+# - Score-CAM replaces gradients by forward passes on masked inputs;
+#   Eigen-CAM uses no class at all.
+# - After global average pooling and one linear layer, Grad-CAM, XGrad-CAM
+#   and HiResCAM give the same map.
+# - Ground-truth masks and perturbation curves turn "this map looks right"
+#   into numbers that can be compared.
+#
+# Exercises
+# ---------
+#
+# 1. Repeat the comparison at ``"conv3"`` (before batch norm and ReLU). Do
+#    Grad-CAM, XGrad-CAM and HiResCAM still coincide?
+# 2. Use ``ht.ScoreCAM(model, "relu3", top_k=16)`` and compare its time and
+#    its maps with the full Score-CAM.
+# 3. Add ``ht.metrics.energy_pointing_game`` (the share of the map's mass on
+#    the object) as a column of the table.
+#
+# .. dropdown:: Solutions
+#
+#    .. code-block:: python
+#
+#       # 1. the gradient now varies over positions
+#       at_conv3 = {
+#           name: cls(model, "conv3")(images)
+#           for name, cls in [("Grad-CAM", ht.GradCAM), ("XGrad-CAM", ht.XGradCAM),
+#                             ("HiResCAM", ht.HiResCAM)]
+#       }
+#       for name in ("XGrad-CAM", "HiResCAM"):
+#           print(name, (at_conv3[name] - at_conv3["Grad-CAM"]).abs().max().item())
+#
+#       # 2.
+#       start = time.perf_counter()
+#       fast = ht.ScoreCAM(model, "relu3", top_k=16, batch_size=256)(images)
+#       print("seconds:", time.perf_counter() - start)
+#       print("max difference:", (fast - maps["Score-CAM"]).abs().max().item())
+#
+#       # 3.
+#       from hooks_tutorial.metrics import energy_pointing_game
+#       for name, m in maps.items():
+#           print(name, energy_pointing_game(m, test.masks).mean().item())

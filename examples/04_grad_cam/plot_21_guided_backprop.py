@@ -1,0 +1,305 @@
+"""
+Guided backpropagation and Guided Grad-CAM
+==========================================
+
+A Grad-CAM map has the resolution of its layer: 16 x 16 for ``relu3`` of
+``SimpleCNN``, upsampled to the 64 x 64 image. The gradient of the score
+with respect to the input pixels has full resolution, but it is noisy.
+*Guided backpropagation* (Springenberg et al., ICLR Workshop 2015) changes
+one rule of the backward pass, the one of each ReLU, and gives sharper
+input maps; *Guided Grad-CAM* (Selvaraju et al., ICCV 2017) multiplies them
+by the upsampled Grad-CAM map. Changing a module's gradient is exactly what
+a backward hook is for, so this page builds both with hooks first, then
+checks the library against them.
+
+**What you will learn**
+
+- how to compute a plain input-gradient saliency map;
+- the guided ReLU rule, and how a full backward hook on every ReLU
+  implements it;
+- why an in-place ReLU breaks that hook, and two ways around it;
+- how ``hooks_tutorial.GuidedBackprop`` and ``hooks_tutorial.GuidedGradCAM``
+  compare with the hand-made versions, and that no hook is left behind.
+
+**Prerequisites**: :doc:`/auto_examples/02_module_hooks/plot_07_backward_hooks`
+(full backward hooks and ``grad_input``),
+:doc:`/auto_examples/03_tensor_hooks/plot_10_tensor_hooks`, and the
+Grad-CAM pages before this one.
+"""
+
+# %%
+# A trained model and four test images
+# ------------------------------------
+#
+# We reuse the ``SimpleCNN`` trained on the shapes data (the library trains it
+# on first use and caches it) and four images of the test split.
+
+import copy
+
+import matplotlib.pyplot as plt
+import torch
+from torch import nn
+
+import hooks_tutorial as ht
+
+torch.manual_seed(0)
+model = ht.pretrained("simple_cnn-shapes")
+data = ht.make_shapes(4, split="test", seed=21)
+images, labels = data.images, data.labels
+
+with torch.no_grad():
+    predicted = model(images).argmax(dim=1)
+print("true:     ", [data.classes[i] for i in labels])
+print("predicted:", [data.classes[i] for i in predicted])
+
+# %%
+# Plain gradients (a saliency map)
+# --------------------------------
+#
+# The simplest input map is :math:`|\partial y^c / \partial x|`: how much the
+# score of class :math:`c` changes when one pixel changes. It needs no hook,
+# only an input that requires grad. We explain the predicted classes and take
+# the largest absolute value over the three colour channels.
+
+x = images.clone().requires_grad_(True)
+scores = model(x).gather(1, predicted[:, None]).squeeze(1)
+scores.sum().backward()  # each image's score depends on that image only
+plain_gradient = x.grad.clone()
+print("input gradient:", tuple(plain_gradient.shape))
+
+# %%
+# The guided ReLU rule
+# --------------------
+#
+# In the backward pass a ReLU with input :math:`a` passes the gradient
+# :math:`g` from above only where :math:`a > 0`: its ``grad_input`` is
+# :math:`[a > 0]\, g`. Guided backpropagation also drops the *negative*
+# gradients from above, keeping :math:`[a > 0]\, \max(g, 0)`. Both masks
+# commute, so the rule is one line in a full backward hook: clamp
+# ``grad_input`` at zero and return it. The hook's return value replaces
+# ``grad_input``.
+
+
+def guided_relu_hook(module, grad_input, grad_output):
+    return (grad_input[0].clamp(min=0),)
+
+
+# %%
+# Full backward hooks do not work on a ReLU that runs in place (the next
+# section shows why), so we check the model's ReLUs first. ``SimpleCNN``
+# uses ordinary ReLUs.
+
+relus = [m for m in model.modules() if isinstance(m, nn.ReLU)]
+print(len(relus), "ReLU modules, in place:", [relu.inplace for relu in relus])
+
+# %%
+# Now register the hook on every ReLU, run forward and backward once, and
+# remove the hooks in a ``finally`` block so that an error cannot leave them
+# on the model.
+
+handles = [relu.register_full_backward_hook(guided_relu_hook) for relu in relus]
+try:
+    x = images.clone().requires_grad_(True)
+    scores = model(x).gather(1, predicted[:, None]).squeeze(1)
+    scores.sum().backward()
+    guided = x.grad.clone()
+finally:
+    for handle in handles:
+        handle.remove()
+print("hooks left on the model:", ht.count_hooks(model).total)
+print("guided gradients are >= 0 at the input?", bool((guided >= 0).all()))
+
+# %%
+# The last line is expected to be ``False``: only the gradients that leave
+# each ReLU are clamped; the convolutions between the input and the first ReLU
+# mix signs again.
+#
+# Guided Grad-CAM
+# ---------------
+#
+# Guided Grad-CAM multiplies the guided gradients by the Grad-CAM map,
+# upsampled to the image size. The Grad-CAM map comes from the library here;
+# :doc:`/auto_examples/04_grad_cam/plot_16_gradcam_from_scratch` builds it
+# from hooks.
+
+gradcam_maps = ht.GradCAM(model, "relu3")(images, target=predicted)  # [4, 64, 64] in [0, 1]
+guided_gradcam = guided * gradcam_maps[:, None]
+print("Grad-CAM maps:", tuple(gradcam_maps.shape), " Guided Grad-CAM:", tuple(guided_gradcam.shape))
+
+# %%
+# To draw an input map we take the largest absolute value over the colour
+# channels and scale each image's map to [0, 1].
+
+
+def to_image(saliency):
+    """[B, 3, H, W] gradients -> [B, H, W] in [0, 1], for display."""
+    m = saliency.abs().amax(dim=1)
+    return m / m.flatten(1).amax(dim=1).clamp(min=1e-12)[:, None, None]
+
+
+columns = {
+    "image": images.permute(0, 2, 3, 1),
+    "gradient": to_image(plain_gradient),
+    "guided backprop": to_image(guided),
+    "Grad-CAM": gradcam_maps,
+    "Guided Grad-CAM": to_image(guided_gradcam),
+}
+fig, axes = plt.subplots(4, 5, figsize=(10, 8.4))
+for col, (title, maps) in enumerate(columns.items()):
+    for row in range(4):
+        ax = axes[row, col]
+        ax.imshow(maps[row].detach(), cmap=None if col == 0 else "magma")
+        ax.set_xticks([])
+        ax.set_yticks([])
+        if row == 0:
+            ax.set_title(title)
+for row in range(4):
+    axes[row, 0].set_ylabel(data.classes[predicted[row]])
+fig.tight_layout()
+
+# %%
+# The plain gradient is spread over the object's edges, the clutter and the
+# background texture. Guided backpropagation looks cleaner. Grad-CAM is
+# coarse but class-specific, and the product keeps the fine structure only
+# where Grad-CAM points. Whether the sharp guided maps actually depend on the
+# model is another question: the sanity check in
+# :doc:`/auto_examples/04_grad_cam/plot_19_trust` answers it.
+#
+# In-place ReLUs
+# --------------
+#
+# Many models, torchvision's ResNets among them, use ``nn.ReLU(inplace=True)``.
+# A full backward hook wraps the module's input in a view; the in-place ReLU
+# then modifies that view, and autograd refuses during the *forward* pass. We
+# make a copy of our model with in-place ReLUs to see it.
+
+inplace_model = copy.deepcopy(model)
+for module in inplace_model.modules():
+    if isinstance(module, nn.ReLU):
+        module.inplace = True
+
+handles = [
+    m.register_full_backward_hook(guided_relu_hook)
+    for m in inplace_model.modules()
+    if isinstance(m, nn.ReLU)
+]
+try:
+    inplace_model(images)
+except RuntimeError as error:
+    print("RuntimeError:", str(error).splitlines()[0][:110], "...")
+finally:
+    for handle in handles:
+        handle.remove()
+print("hooks left on the copy:", ht.count_hooks(inplace_model).total)
+
+# %%
+# Two ways out. The simple one: run the hooks on a copy of the model whose
+# ReLUs have ``inplace = False`` (what ``model`` already is). The other one
+# avoids module backward hooks altogether: a *forward* hook on each ReLU
+# registers a *tensor* hook on the ReLU's output, which clamps the gradient
+# arriving there; autograd's own ReLU backward then applies :math:`[a > 0]`.
+# That works whether the ReLU runs in place or not, and it is how the library
+# does it.
+#
+# The library versions
+# --------------------
+#
+# ``hooks_tutorial.GuidedBackprop`` returns the guided input gradients
+# ``[B, C, H, W]``; ``hooks_tutorial.GuidedGradCAM`` multiplies them by the
+# Grad-CAM map of the given layer. We compare both with the page's results,
+# including the library on the in-place copy.
+
+with ht.GuidedBackprop(model) as guided_backprop:
+    library_guided = guided_backprop(images, target=predicted)
+with ht.GuidedBackprop(inplace_model) as guided_backprop:
+    library_guided_inplace = guided_backprop(images, target=predicted)
+with ht.GuidedGradCAM(model, "relu3") as guided_gradcam_method:
+    library_guided_gradcam = guided_gradcam_method(images, target=predicted)
+
+print("largest guided gradient:             ", f"{guided.abs().max().item():.3e}")
+print("max |difference|, GuidedBackprop:    ", f"{(library_guided - guided).abs().max().item():.1e}")
+print(
+    "max |difference|, in-place copy:     ",
+    f"{(library_guided_inplace - guided).abs().max().item():.1e}",
+)
+print(
+    "max |difference|, GuidedGradCAM:     ",
+    f"{(library_guided_gradcam - guided_gradcam).abs().max().item():.1e}",
+)
+
+# %%
+# Every hook is gone, on both models:
+
+print("hooks left on the model:", ht.count_hooks(model).total)
+print("hooks left on the copy: ", ht.count_hooks(inplace_model).total)
+
+# %%
+# Summary
+# -------
+#
+# - The plain input gradient is a full-resolution but noisy map of how the
+#   score reacts to each pixel.
+# - Guided backpropagation keeps only positive gradients at every ReLU: a full
+#   backward hook that returns ``grad_input`` clamped at zero.
+# - A full backward hook on a ``ReLU(inplace=True)`` raises during the forward
+#   pass; use non-in-place ReLUs on a copy, or a forward hook that registers a
+#   tensor hook on the output (the library's way).
+# - Guided Grad-CAM is the guided gradient times the upsampled Grad-CAM map.
+# - Register hooks in ``try``/``finally`` (or a ``with`` block) and count them
+#   afterwards: none may stay on the model.
+#
+# Exercises
+# ---------
+#
+# 1. The *deconvnet* rule (Zeiler & Fergus, ECCV 2014) passes
+#    :math:`\max(g, 0)` through a ReLU whatever its input was. Write its hook
+#    (use ``grad_output``) and draw the resulting map for the first image.
+# 2. Compute the guided gradients for each image's *second* most likely class
+#    and measure how much they differ from those of the top class (for
+#    example with ``hooks_tutorial.metrics.spearman``). Do the same for
+#    Grad-CAM. Which method is more class-specific?
+# 3. Write a context manager ``guided_relus(model)`` that registers the
+#    guided hooks on entry and removes them on exit, even after an error.
+#
+# .. dropdown:: Solutions
+#
+#    .. code-block:: python
+#
+#       # 1. deconvnet: ignore where the forward input was negative
+#       def deconv_hook(module, grad_input, grad_output):
+#           return (grad_output[0].clamp(min=0),)
+#
+#       handles = [relu.register_full_backward_hook(deconv_hook) for relu in relus]
+#       try:
+#           x = images[:1].clone().requires_grad_(True)
+#           model(x)[0, predicted[0]].backward()
+#       finally:
+#           for handle in handles:
+#               handle.remove()
+#       plt.imshow(to_image(x.grad)[0], cmap="magma")
+#
+#       # 2. second most likely class
+#       from hooks_tutorial.metrics import spearman
+#
+#       with torch.no_grad():
+#           second = model(images).topk(2, dim=1).indices[:, 1]
+#       guided_second = ht.GuidedBackprop(model)(images, target=second)
+#       print(spearman(to_image(guided), to_image(guided_second)))
+#       cam = ht.GradCAM(model, "relu3")
+#       print(spearman(cam(images, target=predicted), cam(images, target=second)))
+#
+#       # 3. a context manager
+#       import contextlib
+#
+#       @contextlib.contextmanager
+#       def guided_relus(model):
+#           handles = [
+#               m.register_full_backward_hook(guided_relu_hook)
+#               for m in model.modules()
+#               if isinstance(m, nn.ReLU)
+#           ]
+#           try:
+#               yield
+#           finally:
+#               for handle in handles:
+#                   handle.remove()

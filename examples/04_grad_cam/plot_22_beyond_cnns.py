@@ -1,0 +1,334 @@
+"""
+Grad-CAM beyond plain CNNs: residual networks and transformers
+==============================================================
+
+``SimpleCNN`` is a friendly model to explain: no operation changes a tensor
+in place, and every layer returns a 4-D feature map. Real models are less
+kind. torchvision's ResNets end each residual block with ``out += identity``
+and ``ReLU(inplace=True)``, and a vision transformer returns tokens
+``[B, tokens, C]`` instead of a map. Hook code that works on ``SimpleCNN``
+raises an error, or worse, silently computes something else. This page shows
+both failures and how the library's hooks avoid them.
+
+**What you will learn**
+
+- why a full backward hook raises a ``RuntimeError`` when the hooked
+  layer's output is later modified in place;
+- why storing ``output.detach()`` without a copy records the wrong
+  activations;
+- how a forward hook that keeps the output and hands the model a copy
+  avoids both;
+- how ``reshape_transform`` turns transformer tokens into a feature map, and
+  what happens when the tokens do not fit a grid.
+
+**Prerequisites**: :doc:`/auto_examples/03_tensor_hooks/plot_14_pitfalls`
+(in-place operations and hooks) and the Grad-CAM pages before this one.
+"""
+
+# %%
+# A ResNet with random weights
+# ----------------------------
+#
+# We build torchvision's ``resnet18`` for our 5 classes with random weights
+# (``weights=None``: nothing is downloaded). Training it would not fit in the
+# few seconds a page may take, and it is not needed: this page is about the
+# mechanics (what runs, what raises, which numbers agree), not about what the
+# maps mean. Random weights give meaningless but perfectly computable maps.
+
+import functools
+import inspect
+
+import torch
+import torchvision
+from torch import nn
+
+import hooks_tutorial as ht
+
+torch.manual_seed(0)
+resnet = torchvision.models.resnet18(weights=None, num_classes=5).eval()
+images = ht.make_shapes(2, split="test", seed=22).images  # [2, 3, 64, 64]
+print(resnet.layer4[1])
+print(inspect.getsource(torchvision.models.resnet.BasicBlock.forward))
+
+# %%
+# Each ``BasicBlock`` runs ``conv1, bn1, relu, conv2, bn2``, then
+# ``out += identity`` and ``relu`` once more (the source above). Both the
+# addition and the ReLU (``inplace=True``) overwrite the output of ``bn2``:
+# the tensor that a hook on ``bn2`` sees is changed in place right after the
+# hook has run.
+#
+# A naive Grad-CAM
+# ----------------
+#
+# Here is the Grad-CAM a reader would write after the earlier pages: a
+# forward hook stores the activation, a full backward hook stores the gradient
+# of the layer's output, and both are removed in ``finally``.
+
+
+def naive_gradcam(model, layer, x, class_index):
+    stored = {}
+
+    def save_activation(module, args, output):
+        stored["activation"] = output.detach()
+
+    def save_gradient(module, grad_input, grad_output):
+        stored["gradient"] = grad_output[0]
+
+    handles = [
+        layer.register_forward_hook(save_activation),
+        layer.register_full_backward_hook(save_gradient),
+    ]
+    try:
+        model(x)[:, class_index].sum().backward()
+    finally:
+        for handle in handles:
+            handle.remove()
+    weights = stored["gradient"].mean(dim=(2, 3), keepdim=True)
+    return torch.relu((weights * stored["activation"]).sum(dim=1))
+
+
+# %%
+# On ``layer4``, the whole last stage, it works: what follows ``layer4`` is
+# average pooling, which does not touch its input.
+
+maps = naive_gradcam(resnet, resnet.layer4, images, class_index=0)
+print("layer4:", tuple(maps.shape), "(a 2 x 2 map for a 64 x 64 input)")
+
+# %%
+# On ``layer4[1].bn2`` it fails. The full backward hook wraps the layer's
+# output in a view made by a custom autograd function, ``out += identity``
+# modifies that view in place, and autograd raises the error in the
+# *forward* pass:
+
+try:
+    naive_gradcam(resnet, resnet.layer4[1].bn2, images, class_index=0)
+except RuntimeError as error:
+    print("RuntimeError:", str(error).splitlines()[0][:100], "...")
+print("hooks left on the model:", ht.count_hooks(resnet).total)
+
+# %%
+# The ``finally`` block did its job: no hook is left behind.
+#
+# A tensor hook instead: no error, wrong numbers
+# ----------------------------------------------
+#
+# The usual fix for the gradient is a tensor hook registered from the forward
+# hook (see :doc:`/auto_examples/03_tensor_hooks/plot_14_pitfalls`). It works.
+# But the activation is still stored with ``output.detach()``, which shares
+# memory with ``output``: the in-place addition and ReLU change the stored
+# values too. We keep a ``.clone()`` next to it to compare.
+
+stored = {}
+
+
+def save_both(module, args, output):
+    stored["detached"] = output.detach()  # shares memory with output
+    stored["cloned"] = output.detach().clone()  # a copy of the values now
+    output.register_hook(lambda grad: stored.update(gradient=grad))
+
+
+handle = resnet.layer4[1].bn2.register_forward_hook(save_both)
+try:
+    resnet(images)[:, 0].sum().backward()
+finally:
+    handle.remove()
+
+print("stored values changed afterwards by:", f"{(stored['detached'] - stored['cloned']).abs().max().item():.3f}")
+print("negative values in the detached copy?", bool((stored["detached"] < 0).any()))
+print("negative values in the clone?        ", bool((stored["cloned"] < 0).any()))
+
+# %%
+# A BatchNorm output has negative values; after the in-place ReLU the
+# detached copy has none. The resulting map differs from the one computed
+# from the true activations:
+
+weights = stored["gradient"].mean(dim=(2, 3), keepdim=True)
+map_detached = torch.relu((weights * stored["detached"]).sum(dim=1))
+map_cloned = torch.relu((weights * stored["cloned"]).sum(dim=1))
+print("max |difference| between the two maps:", f"{(map_detached - map_cloned).abs().max().item():.3e}")
+print("largest value of the correct map:     ", f"{map_cloned.abs().max().item():.3e}")
+
+# %%
+# The library's way
+# -----------------
+#
+# ``hooks_tutorial.GradCAM`` registers only a forward hook. The hook keeps the
+# layer's output for itself and *returns a clone*, which replaces the output
+# for the rest of the model; the in-place operations then change the clone,
+# never the kept tensor. The gradient comes from ``torch.autograd.grad`` with
+# respect to the kept tensor, so there is no module backward hook to break
+# and the parameters' ``.grad`` stay untouched. We ask for the raw map (not
+# upsampled, not normalised) to compare it with the careful version above.
+
+cam = ht.GradCAM(resnet, "layer4.1.bn2")
+library_map = cam(images, target=0, raw=True)
+print("library map:", tuple(library_map.shape))
+print("max |difference| to the clone-based map:", f"{(library_map - map_cloned).abs().max().item():.1e}")
+print("hooks left on the model:", ht.count_hooks(resnet).total)
+
+# %%
+# A vision transformer in miniature
+# ---------------------------------
+#
+# A vision transformer cuts the image into patches, turns each patch into a
+# token vector, puts a learned *class token* in front, and lets transformer
+# layers mix the tokens; the classifier reads the class token only. We build
+# a tiny one from ``nn.TransformerEncoderLayer``: 8 x 8 pixel patches of a
+# 64 x 64 image give an 8 x 8 grid, so 64 patch tokens plus the class token.
+# Its weights are random too.
+
+
+class TinyViT(nn.Module):
+    def __init__(self, num_classes=5, image_size=64, patch=8, dim=32, depth=2, extra_tokens=0):
+        super().__init__()
+        patches = (image_size // patch) ** 2
+        self.patch_embed = nn.Conv2d(3, dim, kernel_size=patch, stride=patch)
+        # the class token, plus optional extra ("register") tokens
+        self.prefix = nn.Parameter(torch.randn(1, 1 + extra_tokens, dim) * 0.02)
+        self.position = nn.Parameter(torch.randn(1, 1 + extra_tokens + patches, dim) * 0.02)
+        self.blocks = nn.ModuleList(
+            nn.TransformerEncoderLayer(dim, nhead=4, dim_feedforward=2 * dim, dropout=0.0, batch_first=True)
+            for _ in range(depth)
+        )
+        self.norm = nn.LayerNorm(dim)
+        self.head = nn.Linear(dim, num_classes)
+
+    def forward(self, x):
+        tokens = self.patch_embed(x).flatten(2).transpose(1, 2)  # [B, 64, dim]
+        prefix = self.prefix.expand(x.shape[0], -1, -1)
+        tokens = torch.cat([prefix, tokens], dim=1) + self.position
+        for block in self.blocks:
+            tokens = block(tokens)
+        return self.head(self.norm(tokens[:, 0]))  # the class token only
+
+
+torch.manual_seed(0)
+vit = TinyViT().eval()
+tokens = {}
+handle = vit.blocks[0].register_forward_hook(lambda m, args, out: tokens.update(out=out.shape))
+vit(images)
+handle.remove()
+print("output of blocks[0]:", tuple(tokens["out"]))
+
+# %%
+# Grad-CAM needs ``[B, C, h, w]``. Given the tokens as they are, the library
+# says what is wrong and what to pass:
+
+try:
+    ht.GradCAM(vit, "blocks.0")(images)
+except ValueError as error:
+    print("ValueError:", error)
+
+# %%
+# ``hooks_tutorial.token_reshape_transform`` drops the class token and lays
+# the 64 patch tokens out on their 8 x 8 grid. The library applies it to the
+# activations and to their gradients alike, so Grad-CAM's formula works
+# unchanged. We explain ``blocks.0``, whose output feeds the last block.
+
+cam = ht.GradCAM(vit, "blocks.0", reshape_transform=ht.token_reshape_transform)
+print("raw map:", tuple(cam(images, raw=True).shape), " upsampled:", tuple(cam(images).shape))
+
+# %%
+# Why not the last block? After it, the classifier reads the class token
+# only, so the score does not depend on the patch tokens of the last block's
+# output: their gradient, and with it the map, is zero.
+
+last = ht.GradCAM(vit, "blocks.1", reshape_transform=ht.token_reshape_transform)
+print("largest value of the raw map at blocks.1:", last(images, raw=True).abs().max().item())
+
+# %%
+# When the tokens do not fit a grid
+# ---------------------------------
+#
+# Some transformers put more than one token in front of the patches (for
+# example *register* tokens, Darcet et al., ICLR 2024). With one extra token
+# there are 66 tokens; neither 66 nor 65 is a square number, so the transform
+# cannot guess the grid and says so:
+
+vit_registers = TinyViT(extra_tokens=1).eval()
+try:
+    ht.GradCAM(vit_registers, "blocks.0", reshape_transform=ht.token_reshape_transform)(images)
+except ValueError as error:
+    print("ValueError:", error)
+
+# %%
+# Telling it how many tokens come first fixes it:
+
+two_prefix_tokens = functools.partial(ht.token_reshape_transform, prefix_tokens=2)
+cam = ht.GradCAM(vit_registers, "blocks.0", reshape_transform=two_prefix_tokens)
+print("raw map:", tuple(cam(images, raw=True).shape))
+print("hooks left on the two transformers:", ht.count_hooks(vit).total, ht.count_hooks(vit_registers).total)
+
+# %%
+# Summary
+# -------
+#
+# - Whether naive hook code works depends on what runs *after* the hooked
+#   layer: on ``layer4`` of a ResNet it works, on ``layer4[1].bn2`` (followed
+#   by ``out += identity`` and an in-place ReLU) the full backward hook
+#   raises a ``RuntimeError`` in the forward pass.
+# - ``output.detach()`` shares memory: in-place operations later change what
+#   you stored. Store ``output.detach().clone()`` when the values matter.
+# - The library's forward hook keeps the output, returns a clone to the model
+#   and differentiates with ``torch.autograd.grad``: in-place operations after
+#   the layer are harmless.
+# - Transformer tokens ``[B, tokens, C]`` need a ``reshape_transform`` that
+#   drops the prefix tokens and arranges the patches on their grid; explain a
+#   layer whose patch tokens still reach the score.
+#
+# Exercises
+# ---------
+#
+# 1. Find every module of ``resnet`` on which ``naive_gradcam`` raises. (Hint:
+#    loop over ``resnet.named_modules()``, skip modules whose output is not a
+#    4-D tensor, and catch the error.)
+# 2. Change ``naive_gradcam`` so that it works on ``layer4[1].bn2``, using a
+#    forward hook that returns a clone, as the library does.
+# 3. Build a ``TinyViT`` for 64 x 96 images (an 8 x 12 grid) and explain it
+#    with ``functools.partial(ht.token_reshape_transform, grid=(8, 12))``.
+#
+# .. dropdown:: Solutions
+#
+#    .. code-block:: python
+#
+#       # 1. which layers break the naive version?
+#       failing = []
+#       for name, module in resnet.named_modules():
+#           if name == "" or isinstance(module, (nn.Sequential, nn.Linear)):
+#               continue
+#           try:
+#               naive_gradcam(resnet, module, images, class_index=0)
+#           except RuntimeError:
+#               failing.append(name)
+#           except (IndexError, KeyError):
+#               pass  # the module ran twice or its output is not 4-D
+#       print(failing)
+#
+#       # 2. keep the output, give the model a clone
+#       def careful_gradcam(model, layer, x, class_index):
+#           kept = {}
+#
+#           def keep_output(module, args, output):
+#               kept["activation"] = output
+#               return output.clone()  # the rest of the model gets the clone
+#
+#           handle = layer.register_forward_hook(keep_output)
+#           try:
+#               score = model(x)[:, class_index].sum()
+#           finally:
+#               handle.remove()
+#           (gradient,) = torch.autograd.grad(score, kept["activation"])
+#           weights = gradient.mean(dim=(2, 3), keepdim=True)
+#           return torch.relu((weights * kept["activation"].detach()).sum(dim=1))
+#
+#       print(careful_gradcam(resnet, resnet.layer4[1].bn2, images, 0).shape)
+#
+#       # 3. a non-square grid
+#       class WideViT(TinyViT):
+#           def __init__(self):
+#               super().__init__()
+#               self.position = nn.Parameter(torch.randn(1, 1 + 8 * 12, 32) * 0.02)
+#
+#       wide = torch.rand(2, 3, 64, 96)
+#       grid_8x12 = functools.partial(ht.token_reshape_transform, grid=(8, 12))
+#       print(ht.GradCAM(WideViT().eval(), "blocks.0", reshape_transform=grid_8x12)(wide).shape)
