@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import functools
 import gc
+from typing import Any
 
 import pytest
 import torch
@@ -90,9 +91,9 @@ class TinyViT(nn.Module):
         return self.head(self.norm(t[:, 0]))
 
 
-def make_net(**kwargs: object) -> Net:
+def make_net(**kwargs: Any) -> Net:
     torch.manual_seed(0)
-    net = Net(**kwargs)  # type: ignore[arg-type]
+    net = Net(**kwargs)
     with torch.no_grad():  # non-trivial BatchNorm statistics
         net.bn.running_mean.uniform_(-0.2, 0.2)
         net.bn.running_var.uniform_(0.5, 1.5)
@@ -120,7 +121,7 @@ def hook_total(model: nn.Module) -> int:
     )
 
 
-def make_cam(method: type, model: nn.Module, layer: object = "conv2", **kwargs: object) -> object:
+def make_cam(method: type, model: nn.Module, layer: object = "conv2", **kwargs: Any) -> Any:
     if method is ScoreCAM:
         kwargs.setdefault("batch_size", 8)
     return method(model, layer, **kwargs)
@@ -129,7 +130,7 @@ def make_cam(method: type, model: nn.Module, layer: object = "conv2", **kwargs: 
 # -- output ------------------------------------------------------------------
 @pytest.mark.parametrize("method", ALL_METHODS)
 def test_maps_shape_range_dtype_device(method: type, net: Net, x: torch.Tensor) -> None:
-    maps = make_cam(method, net)(x)  # type: ignore[operator]
+    maps = make_cam(method, net)(x)
     assert maps.shape == (3, 16, 16)
     assert maps.dtype == torch.float32
     assert maps.device == x.device
@@ -145,7 +146,7 @@ def test_maps_shape_range_dtype_device(method: type, net: Net, x: torch.Tensor) 
 
 @pytest.mark.parametrize("method", ALL_METHODS)
 def test_raw_map_is_at_feature_resolution(method: type, net: Net, x: torch.Tensor) -> None:
-    raw = make_cam(method, net)(x, raw=True)  # type: ignore[operator]
+    raw = make_cam(method, net)(x, raw=True)
     assert raw.shape == (3, 8, 8)  # conv2 has stride 2
 
 
@@ -206,13 +207,13 @@ def test_no_hooks_after_call_context_and_del(net: Net, x: torch.Tensor) -> None:
     cams = []
     for method in ALL_METHODS:
         cam = make_cam(method, net)
-        cam(x)  # type: ignore[operator]
+        cam(x)
         assert hook_total(net) == 0
-        with make_cam(method, net) as in_block:  # type: ignore[attr-defined]
+        with make_cam(method, net) as in_block:
             in_block(x)
         assert hook_total(net) == 0
-        cam.remove()  # type: ignore[attr-defined]
-        cam.remove()  # type: ignore[attr-defined]  # idempotent
+        cam.remove()
+        cam.remove()  # idempotent
         cams.append(cam)
     del cams, cam, in_block
     gc.collect()
@@ -243,7 +244,7 @@ def test_no_hooks_after_exception_inside_the_model(x: torch.Tensor) -> None:
     model = Failing()
     for method in ALL_METHODS:
         with pytest.raises(RuntimeError, match="model failed"):
-            make_cam(method, model)(x)  # type: ignore[operator]
+            make_cam(method, model)(x)
         assert hook_total(model) == 0
 
 
@@ -265,7 +266,7 @@ def test_model_state_is_untouched(method: type, net: Net, x: torch.Tensor) -> No
     net.drop.eval()  # mixed flags must come back exactly
     state = copy.deepcopy(net.state_dict())
     net.fc.weight.grad = torch.full_like(net.fc.weight, 7.0)
-    make_cam(method, net)(x)  # type: ignore[operator]
+    make_cam(method, net)(x)
     assert net.training
     assert net.bn.training
     assert not net.drop.training
@@ -302,9 +303,9 @@ def test_in_place_ops_after_target_layer(method: type, x: torch.Tensor) -> None:
 
 @pytest.mark.parametrize("method", ALL_METHODS)
 def test_works_inside_no_grad(method: type, net: Net, x: torch.Tensor) -> None:
-    expected = make_cam(method, net)(x)  # type: ignore[operator]
+    expected = make_cam(method, net)(x)
     with torch.no_grad():
-        got = make_cam(method, net)(x)  # type: ignore[operator]
+        got = make_cam(method, net)(x)
     torch.testing.assert_close(got, expected, rtol=0, atol=0)
 
 
@@ -321,9 +322,9 @@ def test_gradient_free_methods_work_in_inference_mode(
     method: type, net: Net, x: torch.Tensor
 ) -> None:
     cam = CAM(net, "conv2", "fc") if method is CAM else make_cam(method, net)
-    expected = cam(x)  # type: ignore[operator]
+    expected = cam(x)
     with torch.inference_mode():
-        got = cam(x)  # type: ignore[operator]
+        got = cam(x)
     torch.testing.assert_close(got, expected, rtol=0, atol=0)
 
 
@@ -346,9 +347,9 @@ def test_frozen_model(net: Net, x: torch.Tensor) -> None:
 @pytest.mark.parametrize("method", ALL_METHODS)
 def test_batch_consistency(method: type, net: Net, x: torch.Tensor) -> None:
     cam = make_cam(method, net)
-    batch = cam(x, [0, 1, 2], raw=True)  # type: ignore[operator]
+    batch = cam(x, [0, 1, 2], raw=True)
     for i in range(3):
-        alone = cam(x[i : i + 1], [i], raw=True)  # type: ignore[operator]
+        alone = cam(x[i : i + 1], [i], raw=True)
         # Tolerance: convolution kernels may sum in another order for another batch size.
         torch.testing.assert_close(alone[0], batch[i], rtol=1e-4, atol=1e-6)
 
@@ -412,7 +413,7 @@ def test_transformer_tokens(prefix: int) -> None:
     x = torch.randn(2, 3, 16, 16)
     transform = functools.partial(token_reshape_transform, prefix_tokens=prefix)
     for method in ALL_METHODS:
-        maps = make_cam(method, model, "blocks.0", reshape_transform=transform)(x)  # type: ignore[operator]
+        maps = make_cam(method, model, "blocks.0", reshape_transform=transform)(x)
         assert maps.shape == (2, 16, 16)
         assert bool(torch.isfinite(maps).all())
     assert hook_total(model) == 0
@@ -466,9 +467,9 @@ def test_target_out_of_range(method: type, net: Net, x: torch.Tensor) -> None:
     with pytest.raises(
         IndexError, match=r"target class 5 is out of range .* 5 outputs; use a class index in 0..4"
     ):
-        make_cam(method, net)(x, 5)  # type: ignore[operator]
+        make_cam(method, net)(x, 5)
     with pytest.raises(IndexError, match="target class -1"):
-        make_cam(method, net)(x, [0, -1, 2])  # type: ignore[operator]
+        make_cam(method, net)(x, [0, -1, 2])
     assert hook_total(net) == 0
 
 
@@ -491,9 +492,9 @@ def test_callable_target_with_wrong_shape(method: type, net: Net, x: torch.Tenso
         ValueError,
         match=r"returned a tensor of shape \(3, 5\); it must return one score per image, shape \(3,\)",
     ):
-        make_cam(method, net)(x, lambda out: out)  # type: ignore[operator]
+        make_cam(method, net)(x, lambda out: out)
     with pytest.raises(TypeError, match="the target callable returned a float"):
-        make_cam(method, net)(x, lambda out: 1.0)  # type: ignore[operator]
+        make_cam(method, net)(x, lambda out: 1.0)
     assert hook_total(net) == 0
 
 
@@ -524,7 +525,7 @@ def test_layer_not_reached_in_forward(x: torch.Tensor) -> None:
         with pytest.raises(
             RuntimeError, match=r"the target layer 'unused' did not run during the forward pass"
         ):
-            make_cam(method, model, "unused")(x)  # type: ignore[operator]
+            make_cam(method, model, "unused")(x)
     assert hook_total(model) == 0
 
 
@@ -577,7 +578,7 @@ def test_nan_in_activations(method: type, net: Net, x: torch.Tensor) -> None:
     with pytest.raises(
         FloatingPointError, match=r"activations of layer 'conv2' contain .* non-finite"
     ):
-        make_cam(method, net)(bad)  # type: ignore[operator]
+        make_cam(method, net)(bad)
     assert hook_total(net) == 0
 
 
