@@ -9,12 +9,14 @@
 - ``nox -s lint``          ruff, mypy, sphinx-lint, repo-review, config schemas
 - ``nox -s translations``  refresh the zh_CN catalogs after changing English text
 - ``nox -s bench``         run the speed and memory benchmarks
-- ``nox -s e2e``           browse the built site in headless Chromium
+- ``nox -s e2e``           browse the built site in headless Chromium (after ``docs``)
+- ``nox -s inventories``   refresh the intersphinx inventories in ``docs/_intersphinx``
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 from pathlib import Path
 
@@ -30,6 +32,8 @@ DOCS = ROOT / "docs"
 BUILD = DOCS / "_build"
 LOCALES = DOCS / "locales" / "zh_CN" / "LC_MESSAGES"
 SPHINX = ["sphinx-build", "-W", "--keep-going", "-q"]
+CHROMIUM = Path("/usr/bin/chromium")
+CJK_FONT = Path("/usr/share/fonts/truetype/wqy/wqy-microhei.ttc")  # readable zh screenshots
 
 
 def install(session: nox.Session, *groups: str, editable: bool = True) -> None:
@@ -95,9 +99,73 @@ def docs(session: nox.Session) -> None:
         str(BUILD / "html" / "zh_CN"),
     )
     shutil.copyfile(DOCS / "_root" / "index.html", BUILD / "html" / "index.html")
+    # static hosts serve /404.html for any missing path; its links are absolute
+    shutil.copyfile(BUILD / "html" / "en" / "404.html", BUILD / "html" / "404.html")
     session.run("python", "docs/tools/i18n.py", "check", str(BUILD / "gettext"), str(LOCALES))
     session.run("pytest", "tests/test_site.py", "-p", "no:cacheprovider")
     session.log(f"Open {BUILD / 'html' / 'en' / 'index.html'} (中文: html/zh_CN/index.html)")
+
+
+def _ensure_chromium(session: nox.Session) -> None:
+    """Install Debian's Chromium (and a CJK font) with apt-get when missing."""
+    packages = [] if CHROMIUM.is_file() else ["chromium", "chromium-driver"]
+    if not CJK_FONT.is_file():
+        packages.append("fonts-wqy-microhei")
+    if not packages:
+        return
+    if os.geteuid() != 0:
+        if not CHROMIUM.is_file():
+            session.error(
+                f"Chromium is missing: run `sudo apt-get install -y {' '.join(packages)}`"
+            )
+        session.warn("no CJK font: Chinese text in screenshots shows as boxes")
+        return
+    env = {"DEBIAN_FRONTEND": "noninteractive"}
+    session.run("apt-get", "update", "-qq", external=True, env=env)
+    session.run("apt-get", "install", "-y", "-qq", *packages, external=True, env=env)
+
+
+@nox.session(default=False)
+def e2e(session: nox.Session) -> None:
+    """Browse the built site (``nox -s docs`` first) in headless Chromium.
+
+    Serves docs/_build/html on 127.0.0.1 and checks every page of both
+    languages (errors, links, images, downloads), the language switcher,
+    search, dark mode, the 404 page and the Chinese downloads. Installs
+    Debian's Chromium with apt-get when it is missing (as root) and Playwright
+    for Python, which drives that Chromium (no browser download). Screenshots
+    and a summary go to e2e-artifacts/.
+    """
+    html = BUILD / "html"
+    missing = [
+        p for p in ("index.html", "en/index.html", "zh_CN/index.html") if not (html / p).is_file()
+    ]
+    if missing:
+        session.error(
+            f"no built site in {html} ({', '.join(missing)} missing): run `nox -s docs` first"
+        )
+    _ensure_chromium(session)
+    session.install("pytest>=9", "playwright>=1.45")
+    session.env["HOOKS_TUTORIAL_E2E"] = "1"
+    session.run(
+        "pytest",
+        "tests/e2e",
+        "--confcutdir=tests/e2e",  # tests/conftest.py needs torch; these tests do not
+        "-p",
+        "no:cacheprovider",
+        *session.posargs,
+    )
+
+
+@nox.session(default=False)
+def inventories(session: nox.Session) -> None:
+    """Refresh docs/_intersphinx/*.inv: downloaded when online, else generated.
+
+    ``nox -s inventories -- --offline`` skips the network: Python's inventory
+    then comes from Debian's python3.11-doc, PyTorch's from the installed torch.
+    """
+    install(session)
+    session.run("python", "docs/tools/refresh_inventories.py", *session.posargs)
 
 
 @nox.session(default=False)

@@ -15,7 +15,8 @@ What is measured (ResNet-18 with random weights, eval mode, CPU, 2 threads):
 * If installed: captum's ``LayerGradCam``, ``pytorch_grad_cam`` and
   ``torchcam`` on the same input, as ratios to the same bound.
 
-Times are medians over interleaved repeats after warm-up. On a shared
+Times are medians over repeats after warm-up, the functions interleaved in
+a shuffled order in each repeat. On a shared
 machine wall times are noisy: the table also gives the median of per-repeat
 (paired) ratios and the ratio of process CPU times; with ``--threads 1`` the
 CPU-time ratio is the most robust figure (no thread waits on another).
@@ -26,6 +27,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
+import random
 import statistics
 import time
 import warnings
@@ -74,14 +76,18 @@ class Timing:
 
 
 def measure(fns: dict[str, Callable[[], object]], repeats: int, warmup: int) -> Timing:
-    """Time each function ``repeats`` times after ``warmup`` calls, interleaving them."""
+    """Time each function ``repeats`` times after ``warmup`` calls, interleaved in random order."""
     for _ in range(warmup):
         for fn in fns.values():
             fn()
     wall: dict[str, list[float]] = {name: [] for name in fns}
     cpu: dict[str, list[float]] = {name: [] for name in fns}
+    order = list(fns)
+    shuffle = random.Random(0).shuffle
     for _ in range(repeats):
-        for name, fn in fns.items():
+        shuffle(order)  # a fixed order would favour whichever runs first (caches, load)
+        for name in order:
+            fn = fns[name]
             start, start_cpu = time.perf_counter(), time.process_time()
             fn()
             wall[name].append(time.perf_counter() - start)

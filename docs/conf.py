@@ -24,7 +24,7 @@ gettext_location = True
 extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.intersphinx",
-    "sphinx.ext.mathjax",
+    "sphinx.ext.mathjax",  # served from _static (sphinx-mathjax-offline), see _ext/bilingual.py
     "sphinx.ext.viewcode",
     "numpydoc",
     "myst_parser",
@@ -34,7 +34,7 @@ extensions = [
     "sphinx_sitemap",
     "sphinxext.opengraph",
     "notfound.extension",
-    "bilingual",  # docs/_ext/bilingual.py: switcher, zh search fix, root redirect
+    "bilingual",  # docs/_ext/bilingual.py: switcher, site URLs, zh search fix, zh downloads
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
@@ -63,7 +63,11 @@ numpydoc_validation_checks: set[str] = set()
 
 # -- intersphinx: offline first ----------------------------------------------
 # Checked-in inventories are listed before the URL, so an offline build never
-# touches the network; `nox -s inventories` refreshes them when online.
+# touches the network. `nox -s inventories` refreshes them: online it downloads
+# the real objects.inv files (by hand: `sphobjinv convert zlib
+# https://docs.pytorch.org/docs/stable/objects.inv docs/_intersphinx/torch.inv`);
+# offline it takes Python's from Debian's python3.11-doc and generates PyTorch's
+# from the installed torch (docs/tools/make_torch_inventory.py).
 intersphinx_mapping = {
     "python": ("https://docs.python.org/3/", ("_intersphinx/python.inv", None)),
     "torch": ("https://docs.pytorch.org/docs/stable/", ("_intersphinx/torch.inv", None)),
@@ -113,26 +117,31 @@ html_copy_source = False
 html_theme_options = {
     "navbar_end": ["lang-switcher", "theme-switcher", "navbar-icon-links"],
     "secondary_sidebar_items": ["page-toc", "edit-this-page"],
-    "use_edit_page_button": False,
+    "use_edit_page_button": True,  # gallery pages: examples/<chapter>/plot_*.py
     "show_toc_level": 2,
     "navigation_with_keys": False,
     "footer_start": ["copyright"],
     "footer_end": ["sphinx-version"],
 }
-html_context = {"default_mode": "auto"}
+html_context = {
+    "default_mode": "auto",
+    "github_user": "hooks-tutorial",
+    "github_repo": "hooks-tutorial",
+    "github_version": "main",
+    "doc_path": "docs",
+}
 
 # Chinese search: jieba segments the text; the user dictionary keeps compound
 # terms (反向传播, 热力图, 类激活图, ...) whole.
 html_search_options = {"dict": str(HERE / "jieba_userdict.txt")}
 
-# sitemap / OpenGraph / 404
-sitemap_url_scheme = "{lang}{link}"
-sitemap_locales = [None]
-ogp_site_url = html_baseurl
+# sitemap / OpenGraph / 404: html_baseurl is the site root; bilingual.py adds
+# the language folder (/en/, /zh_CN/) to canonical, og:url, sitemap and 404
+# links, and reads the root from $HOOKS_TUTORIAL_SITE_URL when it is set.
+sitemap_excludes = ["search.html", "genindex.html", "404.html", "_modules/*"]
 ogp_site_name = "hooks-tutorial"
 ogp_enable_meta_description = True
 ogp_social_cards = {"enable": False}
-notfound_urls_prefix = None
 
 copybutton_prompt_text = r">>> |\.\.\. |\$ "
 copybutton_prompt_is_regexp = True

@@ -105,10 +105,10 @@ def test_curve_matches_reference(mode: str) -> None:
         x,
         saliency,
         [1, 3],
-        mode=mode,
+        mode=mode,  # type: ignore[arg-type]
         steps=5,
         baseline="zeros",
-        batch_size=4,  # type: ignore[arg-type]
+        batch_size=4,
     )
     assert curve.fractions.tolist() == pytest.approx([0.0, 13 / 64, 26 / 64, 38 / 64, 51 / 64, 1.0])
     with torch.no_grad():

@@ -6,8 +6,10 @@ fresh clone.
 
 from __future__ import annotations
 
+import ast
 import json
 import re
+import zipfile
 from html import unescape
 from pathlib import Path
 from typing import Any
@@ -86,3 +88,125 @@ def test_chinese_search_index_finds_page(term: str, page: str) -> None:
         hits.update(found if isinstance(found, list) else [found])
     assert hits, f"{term!r} not in the zh_CN search index"
     assert index["docnames"].index(page) in hits
+
+
+# -- downloads: Chinese pages offer the same code with Chinese prose -------------------
+
+TEXT_BLOCK = re.compile(
+    r"(?P<header>^#{20,}.*|^# ?%%.*)\s(?P<text>(?:^#.*\s?)*)", flags=re.MULTILINE
+)
+
+
+def _download(language: str, page: str, kind: str) -> bytes:
+    """The file behind a page's download button (kind: python, jupyter, zip)."""
+    html = (HTML / language / f"{page}.html").read_text(encoding="utf-8")
+    match = re.search(rf'sphx-glr-download-{kind}\b.*?href="([^"]+)"', html, flags=re.DOTALL)
+    assert match, f"no {kind} download on {language}/{page}"
+    return (HTML / language / page).parent.joinpath(unescape(match[1])).read_bytes()
+
+
+def _code(script: bytes) -> str:
+    """A gallery script without its prose: the docstring and the ``# %%`` text blocks."""
+    text = script.decode("utf-8")
+    tree = ast.parse(text)
+    first = tree.body[0] if tree.body else None
+    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+        text = "\n".join(text.split("\n")[first.end_lineno :])
+    return TEXT_BLOCK.sub(lambda m: m["header"] + "\n", text)
+
+
+def _cells(notebook: bytes, kind: str) -> list[str]:
+    cells = json.loads(notebook)["cells"]
+    return ["".join(c["source"]) for c in cells if c["cell_type"] == kind]
+
+
+def _cjk(text: str) -> int:
+    return len(re.findall(r"[\u4e00-\u9fff]", text))
+
+
+@pytest.mark.parametrize("page", _pages())
+def test_english_downloads_are_the_examples(page: str) -> None:
+    script = EXAMPLES / f"{page.removeprefix('auto_examples/')}.py"
+    assert _download("en", page, "python") == script.read_bytes()
+    assert _cjk(" ".join(_cells(_download("en", page, "jupyter"), "markdown"))) == 0
+
+
+@pytest.mark.parametrize("page", _pages())
+def test_chinese_downloads_translate_prose_only(page: str, tmp_path: Path) -> None:
+    """Same code byte for byte; Chinese prose in the script, the notebook and the zip."""
+    en_py, zh_py = _download("en", page, "python"), _download("zh_CN", page, "python")
+    assert _code(zh_py) == _code(en_py)
+    assert _cjk(zh_py.decode("utf-8")) > 50, "the Chinese script has no Chinese prose"
+    en_nb, zh_nb = _download("en", page, "jupyter"), _download("zh_CN", page, "jupyter")
+    assert _cells(zh_nb, "code") == _cells(en_nb, "code")
+    assert _cjk(" ".join(_cells(zh_nb, "markdown"))) > 50
+    assert "\\ " not in " ".join(_cells(zh_nb, "markdown")), "reST escapes left in Markdown"
+    archive = tmp_path / "example.zip"
+    archive.write_bytes(_download("zh_CN", page, "zip"))
+    name = page.rsplit("/", 1)[-1]
+    with zipfile.ZipFile(archive) as zipped:
+        assert zipped.read(f"{name}.py") == zh_py
+        assert zipped.read(f"{name}.ipynb") == zh_nb
+
+
+def test_download_all_zips_match_the_language(tmp_path: Path) -> None:
+    for language in ("en", "zh_CN"):
+        html = (HTML / language / "auto_examples" / "index.html").read_text(encoding="utf-8")
+        hrefs = re.findall(r'href="([^"]+auto_examples_python\.zip)"', html)
+        assert hrefs, f"no download-all link on {language}/auto_examples/index"
+        archive = tmp_path / f"{language}.zip"
+        archive.write_bytes((HTML / language / "auto_examples" / unescape(hrefs[0])).read_bytes())
+        with zipfile.ZipFile(archive) as zipped:
+            names = sorted(n for n in zipped.namelist() if n.endswith(".py"))
+            assert names == [f"{p.removeprefix('auto_examples/')}.py" for p in _pages()]
+            prose = sum(_cjk(zipped.read(n).decode("utf-8")) for n in names)
+        assert (prose > 0) == (language == "zh_CN")
+
+
+# -- sitemap and OpenGraph ------------------------------------------------------------
+
+NOT_IN_SITEMAP = {"search.html", "genindex.html", "404.html"}
+
+
+def _site_pages(language: str) -> set[str]:
+    root = HTML / language
+    return {
+        p.relative_to(root).as_posix()
+        for p in root.rglob("*.html")
+        if not p.relative_to(root)
+        .as_posix()
+        .startswith(("_static/", "_sources/", "_downloads/", "_modules/"))
+        and p.name not in NOT_IN_SITEMAP
+    }
+
+
+@pytest.mark.parametrize("language", ["en", "zh_CN"])
+def test_sitemap_lists_every_page_with_its_translation(language: str) -> None:
+    xml = (HTML / language / "sitemap.xml").read_text(encoding="utf-8")
+    entries = re.findall(r"<url>(.*?)</url>", xml, flags=re.DOTALL)
+    listed = set()
+    for entry in entries:
+        (loc,) = re.findall(r"<loc>([^<]+)</loc>", entry)
+        assert f"/{language}/" in loc, loc
+        rel = loc.split(f"/{language}/", 1)[1]
+        listed.add(rel)
+        alternates = dict(re.findall(r'hreflang="([^"]+)" href="([^"]+)"', entry))
+        assert alternates == {
+            "en": loc.replace(f"/{language}/", "/en/", 1),
+            "zh-CN": loc.replace(f"/{language}/", "/zh_CN/", 1),
+        }
+    assert listed == _site_pages(language)
+
+
+@pytest.mark.parametrize("language", ["en", "zh_CN"])
+def test_opengraph_and_canonical_urls_carry_the_language(language: str) -> None:
+    for rel in sorted(_site_pages(language)):
+        html = (HTML / language / rel).read_text(encoding="utf-8")
+        og = dict(re.findall(r'<meta property="og:(\w+)" content="([^"]*)"', html))
+        (canonical,) = re.findall(r'<link rel="canonical" href="([^"]+)"', html)
+        assert canonical.endswith(f"/{language}/{rel}"), (rel, canonical)
+        assert og.get("url") == canonical, rel
+        assert og.get("title"), rel
+        assert og.get("site_name") == "hooks-tutorial"
+        if rel.startswith("auto_examples/") and "/plot_" in rel:
+            assert og.get("description"), rel

@@ -49,60 +49,345 @@ OUTPUT = Path(__file__).parents[1] / "_intersphinx" / "torch.inv"
 
 # -- names, grouped by where docs.pytorch.org documents them ------------------
 
-TORCH_FUNCTIONS = """
-    tensor as_tensor from_numpy zeros ones zeros_like ones_like empty full full_like
-    arange linspace eye rand randn randint rand_like randn_like randint_like randperm
-    manual_seed seed initial_seed get_rng_state set_rng_state
-    cat stack split chunk reshape flatten squeeze unsqueeze permute transpose where
-    gather index_select masked_select narrow clone
-    abs add sub mul div pow exp log sqrt sin cos tanh sigmoid relu softmax log_softmax
-    clamp clip maximum minimum round sign
-    sum mean std var prod max min argmax argmin amax amin topk sort argsort cumsum norm
-    matmul mm bmm einsum outer dot
-    allclose isclose equal eq ne gt ge lt le isnan isinf isfinite all any
-    no_grad enable_grad set_grad_enabled is_grad_enabled inference_mode
-    is_inference_mode_enabled is_tensor numel set_printoptions set_default_dtype
-    get_default_dtype use_deterministic_algorithms compile
-""".split()
+TORCH_FUNCTIONS = [
+    "tensor",
+    "as_tensor",
+    "from_numpy",
+    "zeros",
+    "ones",
+    "zeros_like",
+    "ones_like",
+    "empty",
+    "full",
+    "full_like",
+    "arange",
+    "linspace",
+    "eye",
+    "rand",
+    "randn",
+    "randint",
+    "rand_like",
+    "randn_like",
+    "randint_like",
+    "randperm",
+    "manual_seed",
+    "seed",
+    "initial_seed",
+    "get_rng_state",
+    "set_rng_state",
+    "cat",
+    "stack",
+    "split",
+    "chunk",
+    "reshape",
+    "flatten",
+    "squeeze",
+    "unsqueeze",
+    "permute",
+    "transpose",
+    "where",
+    "gather",
+    "index_select",
+    "masked_select",
+    "narrow",
+    "clone",
+    "abs",
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "pow",
+    "exp",
+    "log",
+    "sqrt",
+    "sin",
+    "cos",
+    "tanh",
+    "sigmoid",
+    "relu",
+    "softmax",
+    "log_softmax",
+    "clamp",
+    "clip",
+    "maximum",
+    "minimum",
+    "round",
+    "sign",
+    "sum",
+    "mean",
+    "std",
+    "var",
+    "prod",
+    "max",
+    "min",
+    "argmax",
+    "argmin",
+    "amax",
+    "amin",
+    "topk",
+    "sort",
+    "argsort",
+    "cumsum",
+    "norm",
+    "matmul",
+    "mm",
+    "bmm",
+    "einsum",
+    "outer",
+    "dot",
+    "allclose",
+    "isclose",
+    "equal",
+    "eq",
+    "ne",
+    "gt",
+    "ge",
+    "lt",
+    "le",
+    "isnan",
+    "isinf",
+    "isfinite",
+    "all",
+    "any",
+    "no_grad",
+    "enable_grad",
+    "set_grad_enabled",
+    "is_grad_enabled",
+    "inference_mode",
+    "is_inference_mode_enabled",
+    "is_tensor",
+    "numel",
+    "set_printoptions",
+    "set_default_dtype",
+    "get_default_dtype",
+    "use_deterministic_algorithms",
+    "compile",
+]
 
 TORCH_CLASSES = ["Generator"]
 
-TENSOR_ATTRIBUTES = """
-    grad requires_grad is_leaf shape device ndim retains_grad is_cuda itemsize nbytes
-""".split()
+TENSOR_ATTRIBUTES = [
+    "grad",
+    "requires_grad",
+    "is_leaf",
+    "shape",
+    "device",
+    "ndim",
+    "retains_grad",
+    "is_cuda",
+    "itemsize",
+    "nbytes",
+]
 
-TENSOR_METHODS = """
-    backward detach detach_ register_hook register_post_accumulate_grad_hook retain_grad
-    requires_grad_ item tolist numpy size dim numel view view_as reshape reshape_as
-    flatten squeeze unsqueeze permute transpose t contiguous expand expand_as repeat
-    clone copy_ zero_ fill_ to cpu cuda float double half long int bool type type_as
-    abs add add_ sub sub_ mul mul_ div div_ pow exp log sqrt sigmoid tanh relu softmax
-    clamp clamp_ sum mean std var max min argmax argmin amax amin topk sort norm
-    matmul mm allclose isclose equal eq ne gt lt ge le all any isnan isfinite
-    masked_fill masked_fill_ gather index_select new_zeros new_ones new_tensor
-    normal_ uniform_ chunk split unbind roll flip round sign square
-""".split()
+TENSOR_METHODS = [
+    "backward",
+    "detach",
+    "detach_",
+    "register_hook",
+    "register_post_accumulate_grad_hook",
+    "retain_grad",
+    "requires_grad_",
+    "item",
+    "tolist",
+    "numpy",
+    "size",
+    "dim",
+    "numel",
+    "view",
+    "view_as",
+    "reshape",
+    "reshape_as",
+    "flatten",
+    "squeeze",
+    "unsqueeze",
+    "permute",
+    "transpose",
+    "t",
+    "contiguous",
+    "expand",
+    "expand_as",
+    "repeat",
+    "clone",
+    "copy_",
+    "zero_",
+    "fill_",
+    "to",
+    "cpu",
+    "cuda",
+    "float",
+    "double",
+    "half",
+    "long",
+    "int",
+    "bool",
+    "type",
+    "type_as",
+    "abs",
+    "add",
+    "add_",
+    "sub",
+    "sub_",
+    "mul",
+    "mul_",
+    "div",
+    "div_",
+    "pow",
+    "exp",
+    "log",
+    "sqrt",
+    "sigmoid",
+    "tanh",
+    "relu",
+    "softmax",
+    "clamp",
+    "clamp_",
+    "sum",
+    "mean",
+    "std",
+    "var",
+    "max",
+    "min",
+    "argmax",
+    "argmin",
+    "amax",
+    "amin",
+    "topk",
+    "sort",
+    "norm",
+    "matmul",
+    "mm",
+    "allclose",
+    "isclose",
+    "equal",
+    "eq",
+    "ne",
+    "gt",
+    "lt",
+    "ge",
+    "le",
+    "all",
+    "any",
+    "isnan",
+    "isfinite",
+    "masked_fill",
+    "masked_fill_",
+    "gather",
+    "index_select",
+    "new_zeros",
+    "new_ones",
+    "new_tensor",
+    "normal_",
+    "uniform_",
+    "chunk",
+    "split",
+    "unbind",
+    "roll",
+    "flip",
+    "round",
+    "sign",
+    "square",
+]
 
-NN_CLASSES = """
-    Module Sequential ModuleList ModuleDict ParameterList ParameterDict
-    Conv1d Conv2d Conv3d ConvTranspose1d ConvTranspose2d ConvTranspose3d Unfold Fold
-    MaxPool1d MaxPool2d MaxPool3d AvgPool1d AvgPool2d AvgPool3d
-    AdaptiveMaxPool1d AdaptiveMaxPool2d AdaptiveAvgPool1d AdaptiveAvgPool2d AdaptiveAvgPool3d
-    ZeroPad2d ConstantPad2d ReflectionPad2d ReplicationPad2d
-    ELU Hardtanh Hardswish LeakyReLU LogSigmoid MultiheadAttention PReLU ReLU ReLU6 SELU
-    CELU GELU Sigmoid SiLU Mish Softplus Tanh Threshold GLU Softmax Softmax2d LogSoftmax
-    BatchNorm1d BatchNorm2d BatchNorm3d GroupNorm InstanceNorm1d InstanceNorm2d LayerNorm
-    LocalResponseNorm RMSNorm
-    RNN LSTM GRU RNNCell LSTMCell GRUCell
-    Transformer TransformerEncoder TransformerDecoder TransformerEncoderLayer
-    TransformerDecoderLayer
-    Identity Linear Bilinear LazyLinear
-    Dropout Dropout1d Dropout2d Dropout3d AlphaDropout
-    Embedding EmbeddingBag CosineSimilarity PairwiseDistance
-    L1Loss MSELoss CrossEntropyLoss NLLLoss KLDivLoss BCELoss BCEWithLogitsLoss HuberLoss
-    SmoothL1Loss
-    PixelShuffle PixelUnshuffle Upsample UpsamplingNearest2d UpsamplingBilinear2d
-""".split()
+NN_CLASSES = [
+    "Module",
+    "Sequential",
+    "ModuleList",
+    "ModuleDict",
+    "ParameterList",
+    "ParameterDict",
+    "Conv1d",
+    "Conv2d",
+    "Conv3d",
+    "ConvTranspose1d",
+    "ConvTranspose2d",
+    "ConvTranspose3d",
+    "Unfold",
+    "Fold",
+    "MaxPool1d",
+    "MaxPool2d",
+    "MaxPool3d",
+    "AvgPool1d",
+    "AvgPool2d",
+    "AvgPool3d",
+    "AdaptiveMaxPool1d",
+    "AdaptiveMaxPool2d",
+    "AdaptiveAvgPool1d",
+    "AdaptiveAvgPool2d",
+    "AdaptiveAvgPool3d",
+    "ZeroPad2d",
+    "ConstantPad2d",
+    "ReflectionPad2d",
+    "ReplicationPad2d",
+    "ELU",
+    "Hardtanh",
+    "Hardswish",
+    "LeakyReLU",
+    "LogSigmoid",
+    "MultiheadAttention",
+    "PReLU",
+    "ReLU",
+    "ReLU6",
+    "SELU",
+    "CELU",
+    "GELU",
+    "Sigmoid",
+    "SiLU",
+    "Mish",
+    "Softplus",
+    "Tanh",
+    "Threshold",
+    "GLU",
+    "Softmax",
+    "Softmax2d",
+    "LogSoftmax",
+    "BatchNorm1d",
+    "BatchNorm2d",
+    "BatchNorm3d",
+    "GroupNorm",
+    "InstanceNorm1d",
+    "InstanceNorm2d",
+    "LayerNorm",
+    "LocalResponseNorm",
+    "RMSNorm",
+    "RNN",
+    "LSTM",
+    "GRU",
+    "RNNCell",
+    "LSTMCell",
+    "GRUCell",
+    "Transformer",
+    "TransformerEncoder",
+    "TransformerDecoder",
+    "TransformerEncoderLayer",
+    "TransformerDecoderLayer",
+    "Identity",
+    "Linear",
+    "Bilinear",
+    "LazyLinear",
+    "Dropout",
+    "Dropout1d",
+    "Dropout2d",
+    "Dropout3d",
+    "AlphaDropout",
+    "Embedding",
+    "EmbeddingBag",
+    "CosineSimilarity",
+    "PairwiseDistance",
+    "L1Loss",
+    "MSELoss",
+    "CrossEntropyLoss",
+    "NLLLoss",
+    "KLDivLoss",
+    "BCELoss",
+    "BCEWithLogitsLoss",
+    "HuberLoss",
+    "SmoothL1Loss",
+    "PixelShuffle",
+    "PixelUnshuffle",
+    "Upsample",
+    "UpsamplingNearest2d",
+    "UpsamplingBilinear2d",
+]
 
 # classes whose own (documented) methods appear on their page
 NN_CLASSES_WITH_METHODS = [
@@ -114,64 +399,156 @@ NN_CLASSES_WITH_METHODS = [
     "ParameterDict",
 ]
 
-NN_GLOBAL_HOOKS = """
-    register_module_forward_pre_hook register_module_forward_hook
-    register_module_backward_hook register_module_full_backward_pre_hook
-    register_module_full_backward_hook register_module_buffer_registration_hook
-    register_module_module_registration_hook register_module_parameter_registration_hook
-""".split()
+NN_GLOBAL_HOOKS = [
+    "register_module_forward_pre_hook",
+    "register_module_forward_hook",
+    "register_module_backward_hook",
+    "register_module_full_backward_pre_hook",
+    "register_module_full_backward_hook",
+    "register_module_buffer_registration_hook",
+    "register_module_module_registration_hook",
+    "register_module_parameter_registration_hook",
+]
 
-NN_FUNCTIONAL = """
-    conv1d conv2d conv3d linear bilinear avg_pool2d max_pool2d adaptive_avg_pool2d
-    adaptive_max_pool2d relu relu_ leaky_relu gelu silu elu selu sigmoid tanh softplus
-    softmax log_softmax dropout batch_norm layer_norm group_norm normalize
-    embedding one_hot pad interpolate grid_sample affine_grid unfold fold
-    cosine_similarity pairwise_distance
-    cross_entropy nll_loss mse_loss l1_loss binary_cross_entropy
-    binary_cross_entropy_with_logits kl_div smooth_l1_loss huber_loss
-""".split()
+NN_FUNCTIONAL = [
+    "conv1d",
+    "conv2d",
+    "conv3d",
+    "linear",
+    "bilinear",
+    "avg_pool2d",
+    "max_pool2d",
+    "adaptive_avg_pool2d",
+    "adaptive_max_pool2d",
+    "relu",
+    "relu_",
+    "leaky_relu",
+    "gelu",
+    "silu",
+    "elu",
+    "selu",
+    "sigmoid",
+    "tanh",
+    "softplus",
+    "softmax",
+    "log_softmax",
+    "dropout",
+    "batch_norm",
+    "layer_norm",
+    "group_norm",
+    "normalize",
+    "embedding",
+    "one_hot",
+    "pad",
+    "interpolate",
+    "grid_sample",
+    "affine_grid",
+    "unfold",
+    "fold",
+    "cosine_similarity",
+    "pairwise_distance",
+    "cross_entropy",
+    "nll_loss",
+    "mse_loss",
+    "l1_loss",
+    "binary_cross_entropy",
+    "binary_cross_entropy_with_logits",
+    "kl_div",
+    "smooth_l1_loss",
+    "huber_loss",
+]
 
-NN_INIT = """
-    calculate_gain uniform_ normal_ constant_ ones_ zeros_ eye_ dirac_ xavier_uniform_
-    xavier_normal_ kaiming_uniform_ kaiming_normal_ trunc_normal_ orthogonal_ sparse_
-""".split()
+NN_INIT = [
+    "calculate_gain",
+    "uniform_",
+    "normal_",
+    "constant_",
+    "ones_",
+    "zeros_",
+    "eye_",
+    "dirac_",
+    "xavier_uniform_",
+    "xavier_normal_",
+    "kaiming_uniform_",
+    "kaiming_normal_",
+    "trunc_normal_",
+    "orthogonal_",
+    "sparse_",
+]
 
-NN_UTILS = """
-    clip_grad_norm_ clip_grad_value_ parameters_to_vector vector_to_parameters
-""".split()
+NN_UTILS = [
+    "clip_grad_norm_",
+    "clip_grad_value_",
+    "parameters_to_vector",
+    "vector_to_parameters",
+]
 
-AUTOGRAD_GENERATED = """
-    backward grad functional.jacobian functional.hessian functional.vjp functional.jvp
-    Function.forward Function.backward
-    function.FunctionCtx.mark_dirty function.FunctionCtx.mark_non_differentiable
-    function.FunctionCtx.save_for_backward function.FunctionCtx.set_materialize_grads
-    graph.Node.name graph.Node.metadata graph.Node.next_functions
-    graph.Node.register_hook graph.Node.register_prehook
-""".split()
+AUTOGRAD_GENERATED = [
+    "backward",
+    "grad",
+    "functional.jacobian",
+    "functional.hessian",
+    "functional.vjp",
+    "functional.jvp",
+    "Function.forward",
+    "Function.backward",
+    "function.FunctionCtx.mark_dirty",
+    "function.FunctionCtx.mark_non_differentiable",
+    "function.FunctionCtx.save_for_backward",
+    "function.FunctionCtx.set_materialize_grads",
+    "graph.Node.name",
+    "graph.Node.metadata",
+    "graph.Node.next_functions",
+    "graph.Node.register_hook",
+    "graph.Node.register_prehook",
+]
 
-AUTOGRAD_ON_PAGE_CLASSES = """
-    Function detect_anomaly set_detect_anomaly
-    graph.saved_tensors_hooks graph.save_on_cpu graph.disable_saved_tensors_hooks
-    graph.register_multi_grad_hook graph.allow_mutation_on_saved_tensors graph.GradientEdge
-""".split()
+AUTOGRAD_ON_PAGE_CLASSES = [
+    "Function",
+    "detect_anomaly",
+    "set_detect_anomaly",
+    "graph.saved_tensors_hooks",
+    "graph.save_on_cpu",
+    "graph.disable_saved_tensors_hooks",
+    "graph.register_multi_grad_hook",
+    "graph.allow_mutation_on_saved_tensors",
+    "graph.GradientEdge",
+]
 
 AUTOGRAD_ON_PAGE_FUNCTIONS = ["graph.get_gradient_edge"]
 
-OPTIMIZER_METHODS = """
-    add_param_group load_state_dict register_load_state_dict_pre_hook
-    register_load_state_dict_post_hook state_dict register_state_dict_pre_hook
-    register_state_dict_post_hook step register_step_pre_hook register_step_post_hook
-    zero_grad
-""".split()
+OPTIMIZER_METHODS = [
+    "add_param_group",
+    "load_state_dict",
+    "register_load_state_dict_pre_hook",
+    "register_load_state_dict_post_hook",
+    "state_dict",
+    "register_state_dict_pre_hook",
+    "register_state_dict_post_hook",
+    "step",
+    "register_step_pre_hook",
+    "register_step_post_hook",
+    "zero_grad",
+]
 
-OPTIMIZERS = "Adadelta Adagrad Adam AdamW SparseAdam Adamax ASGD LBFGS NAdam RAdam RMSprop Rprop SGD"
+OPTIMIZERS = (
+    "Adadelta Adagrad Adam AdamW SparseAdam Adamax ASGD LBFGS NAdam RAdam RMSprop Rprop SGD"
+)
 
-LR_SCHEDULERS = """
-    LambdaLR MultiplicativeLR StepLR MultiStepLR ConstantLR LinearLR ExponentialLR
-    CosineAnnealingLR ReduceLROnPlateau OneCycleLR
-""".split()
+LR_SCHEDULERS = [
+    "LambdaLR",
+    "MultiplicativeLR",
+    "StepLR",
+    "MultiStepLR",
+    "ConstantLR",
+    "LinearLR",
+    "ExponentialLR",
+    "CosineAnnealingLR",
+    "ReduceLROnPlateau",
+    "OneCycleLR",
+]
 
-DATA_CLASSES = "Dataset IterableDataset TensorDataset Subset DataLoader".split()
+DATA_CLASSES = ["Dataset", "IterableDataset", "TensorDataset", "Subset", "DataLoader"]
 DATA_FUNCTIONS = ["random_split", "default_collate"]
 
 MODULES = {

@@ -80,9 +80,9 @@ print(f"object pixels per image: {fraction.min():.1%} to {fraction.max():.1%}")
 # The model: ``SimpleCNN``
 # ------------------------
 #
-# Three conv blocks, global average pooling and one linear layer. Block 3
-# keeps a 16x16 map for a 64x64 input; that map is what Grad-CAM will explain.
-# The layers have names a reader can type, such as ``model.relu3``.
+# Three conv blocks, global average pooling and one linear layer. The last
+# block's output (``features`` below) is the feature map that Grad-CAM will
+# explain. The layers have names a reader can type, such as ``model.relu3``.
 
 model = ht.SimpleCNN(seed=0)
 print(model)
@@ -191,7 +191,7 @@ fig.tight_layout()
 # - ``make_shapes`` generates images with labels, masks and boxes from a
 #   seed; the masks make heatmaps checkable.
 # - ``SimpleCNN`` has three named conv blocks, global average pooling and one
-#   linear layer; ``relu3`` gives a 16x16 feature map.
+#   linear layer; ``relu3`` gives the feature map that Grad-CAM explains.
 # - ``fit`` runs the loop and calls the callbacks: ``ProgressPrinter`` prints,
 #   ``History`` records.
 # - ``pretrained`` trains the chapter's model once and caches it; the
