@@ -42,7 +42,14 @@ def download(url: str) -> bytes | None:
 
 
 def offline_python() -> bytes | None:
-    candidates = sorted(Path("/usr/share/doc").glob("python3*/html/objects.inv"))
+    candidates = sorted(
+        (
+            p
+            for p in Path("/usr/share/doc").glob("python3.*/html/objects.inv")
+            if p.parents[1].name.removeprefix("python3.").isdigit()
+        ),
+        key=lambda p: int(p.parents[1].name.removeprefix("python3.")),
+    )
     if not candidates:
         print("  no Debian python3.X-doc inventory; `apt-get install python3.11-doc`")
         return None

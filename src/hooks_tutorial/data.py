@@ -340,6 +340,7 @@ def make_shapes(
     object_size: tuple[float, float] = (0.35, 0.6),
     clutter: int = 4,
     noise: float = 0.05,
+    rotation: float = 180.0,
     cue_agreement: float | None = None,
 ) -> ShapesData:
     """Generate ``n`` images of simple shapes with their labels, masks and boxes.
@@ -486,7 +487,7 @@ def make_shapes(
             across = rng.uniform(radius + _MARGIN, size - radius - _MARGIN)
             cx = np.where(left_right, along, across)
             cy = np.where(left_right, across, along)
-        angle = rng.uniform(0, 2 * math.pi, n)
+        angle = np.deg2rad(rng.uniform(-rotation, rotation, n))
         rows, pixels = _draw_objects(labels[:, k], cx, cy, radius, angle, size)
         object_masks[rows, k, pixels] = True
         paint(rows, pixels, _contrasting(rng, colour, n))

@@ -1,0 +1,201 @@
+"""
+Can we trust a heatmap?
+=======================
+
+A Grad-CAM map always looks like *something*: a smooth blob somewhere on
+the image. That alone does not make it an explanation. This page asks two
+questions that can be answered with numbers. Is the map *faithful*: do the
+pixels it ranks highest matter most to the model's score? And does it pass
+a *sanity check*: does the map change when the model's weights are
+destroyed, as an explanation of the model must? The second check also shows
+that a map can look convincing while explaining nothing about the model.
+
+**What you will learn**
+
+- deletion and insertion curves, their areas (AUC), and why they need a
+  baseline map for comparison;
+- the cascading model-randomization test of Adebayo et al. (NeurIPS 2018),
+  with rank correlation and SSIM as similarity measures;
+- what Grad-CAM and guided backpropagation do under that test.
+
+**Prerequisites**: :doc:`/auto_examples/04_grad_cam/plot_17_gradcam_library`
+(the ``GradCAM`` class). Guided backpropagation is built step by step in
+:doc:`/auto_examples/04_grad_cam/plot_21_guided_backprop`; here it is only
+used.
+"""
+
+# %%
+# The model, the images and three maps
+# ------------------------------------
+#
+# We explain the chapter's trained ``SimpleCNN`` on twelve test images, each
+# for its predicted class (the default target).
+
+import matplotlib.pyplot as plt
+import torch
+
+import hooks_tutorial as ht
+from hooks_tutorial import metrics
+
+torch.manual_seed(0)
+model = ht.pretrained("simple_cnn-shapes")
+data = ht.make_shapes(12, split="test", seed=19)
+images, labels = data.images, data.labels
+with torch.no_grad():
+    predicted = model(images).argmax(dim=1)
+print(f"correctly classified: {(predicted == labels).sum().item()} of {len(labels)}")
+
+gradcam = ht.GradCAM(model, "relu3")
+gradcam_maps = gradcam(images)  # [12, 64, 64], in [0, 1]
+
+# %%
+# A number about a map means little on its own, so we compare Grad-CAM with
+# two maps that know nothing about the model: uniform noise on the same
+# 16 x 16 grid as Grad-CAM (upsampled by the metrics), and a *centre* map, a
+# Gaussian bump in the middle of the image that bets on objects being near
+# the centre.
+
+generator = torch.Generator().manual_seed(0)
+random_maps = torch.rand(len(images), 16, 16, generator=generator)
+offsets = torch.arange(64.0) - 31.5
+centre_map = torch.exp(-(offsets[:, None] ** 2 + offsets[None, :] ** 2) / (2 * 16.0**2))
+centre_maps = centre_map.expand(len(images), 64, 64)
+maps = {"Grad-CAM": gradcam_maps, "random": random_maps, "centre": centre_maps}
+
+fig, axes = plt.subplots(1, 4, figsize=(9, 2.6))
+axes[0].imshow(images[0].permute(1, 2, 0))
+axes[0].set_title(f"image ({data.classes[predicted[0]]})")
+for ax, (name, m) in zip(axes[1:], maps.items()):
+    ax.imshow(m[0], cmap="viridis")
+    ax.set_title(name)
+for ax in axes:
+    ax.set_xticks([])
+    ax.set_yticks([])
+fig.tight_layout()
+
+# %%
+# Deletion and insertion
+# ----------------------
+#
+# *Deletion* (Petsiuk et al., BMVC 2018) removes pixels from the most to the
+# least salient according to the map, replacing them with black, and records
+# the softmax probability of the explained class at each step. If the map is
+# faithful, the probability falls early, and the area under the curve (AUC)
+# is small. *Insertion* starts from a blurred image and puts the original
+# pixels back in the same order; a faithful map makes the probability rise
+# early, so a large AUC is good. Each curve below is the mean over the twelve
+# images.
+
+curves = {}
+for name, m in maps.items():
+    for mode in ("deletion", "insertion"):
+        curves[name, mode] = metrics.perturbation_curve(model, images, m, mode=mode, steps=16)
+
+fig, axes = plt.subplots(1, 2, figsize=(9, 3.4), sharey=True)
+for ax, mode in zip(axes, ("deletion", "insertion")):
+    for name in maps:
+        curve = curves[name, mode]
+        ax.plot(curve.fractions, curve.scores.mean(dim=0), label=name)
+    ax.set_xlabel(f"fraction of pixels {'deleted' if mode == 'deletion' else 'inserted'}")
+    ax.set_title(mode)
+    ax.legend()
+axes[0].set_ylabel("probability of the explained class")
+fig.tight_layout()
+
+print(f"{'map':10s} {'deletion AUC (lower is better)':>32s} {'insertion AUC (higher is better)':>34s}")
+for name in maps:
+    deletion = curves[name, "deletion"].auc.mean().item()
+    insertion = curves[name, "insertion"].auc.mean().item()
+    print(f"{name:10s} {deletion:32.3f} {insertion:34.3f}")
+
+# %%
+# TODO interpretation of the AUCs.
+#
+# The sanity check: randomize the model
+# -------------------------------------
+#
+# Adebayo et al. ("Sanity Checks for Saliency Maps", NeurIPS 2018) proposed a
+# test that needs no ground truth. Re-initialize the model's layers one after
+# the other, from the output towards the input (*cascading*), recompute the
+# maps after each step and compare them with the original ones. An
+# explanation of the model must change when the model is destroyed; a map
+# that stays the same describes the image, not the model.
+#
+# ``hooks_tutorial.metrics.model_randomization`` does this on a copy of the
+# model. Its ``explainer`` argument receives the copy and returns the method
+# to call; similarity is measured per image by Spearman's rank correlation
+# and by SSIM (structural similarity), both 1 for identical maps.
+
+few = images[:6]
+gradcam_steps = metrics.model_randomization(model, lambda copy: ht.GradCAM(copy, "relu3"), few)
+
+
+def print_steps(steps):
+    print(f"{'randomized down to':20s} {'Spearman':>9s} {'SSIM':>6s}")
+    for step in steps:
+        print(f"{step.layer:20s} {step.spearman.mean().item():9.2f} {step.ssim.mean().item():6.2f}")
+
+
+print_steps(gradcam_steps)
+
+# %%
+# The maps themselves, for two images, after each step (left to right: the
+# original model, then one more layer randomized per column):
+
+
+def plot_steps(steps, title):
+    fig, axes = plt.subplots(2, len(steps), figsize=(1.4 * len(steps), 3.3))
+    for col, step in enumerate(steps):
+        for row in range(2):
+            axes[row, col].imshow(step.maps[row], cmap="viridis")
+            axes[row, col].set_xticks([])
+            axes[row, col].set_yticks([])
+        axes[0, col].set_title(step.layer, fontsize=9)
+    fig.suptitle(title)
+    fig.tight_layout()
+
+
+plot_steps(gradcam_steps, "Grad-CAM, cascading randomization")
+
+# %%
+# TODO interpretation.
+#
+# Guided backpropagation under the same test
+# ------------------------------------------
+#
+# Guided backpropagation gives sharp, edge-like input maps. As a map we take
+# the absolute value of its input gradient, largest over the colour channels,
+# scaled to [0, 1] per image like the Grad-CAM maps (SSIM assumes that range).
+
+
+def guided_explainer(model_copy):
+    guided = ht.GuidedBackprop(model_copy)
+
+    def explain(x, target):
+        saliency = guided(x, target).abs().amax(dim=1)  # [B, H, W]
+        return saliency / saliency.flatten(1).amax(dim=1)[:, None, None]
+
+    return explain
+
+
+guided_steps = metrics.model_randomization(model, guided_explainer, few)
+print_steps(guided_steps)
+plot_steps(guided_steps, "guided backpropagation, cascading randomization")
+
+# %%
+# Both methods side by side:
+
+fig, axes = plt.subplots(1, 2, figsize=(9, 3.2), sharey=True)
+layers = [step.layer for step in gradcam_steps]
+for ax, measure in zip(axes, ("spearman", "ssim")):
+    for steps, name in ((gradcam_steps, "Grad-CAM"), (guided_steps, "guided backprop")):
+        ax.plot(range(len(steps)), [getattr(s, measure).mean().item() for s in steps], "o-", label=name)
+    ax.set_xticks(range(len(layers)), layers, rotation=45)
+    ax.set_xlabel("randomized down to")
+    ax.set_title("Spearman rank correlation" if measure == "spearman" else "SSIM")
+    ax.legend()
+axes[0].set_ylabel("similarity to the original maps")
+fig.tight_layout()
+
+# %%
+# TODO interpretation.

@@ -1,0 +1,131 @@
+"""
+Case study: catching a shortcut
+===============================
+
+A model learns whatever predicts the label in its training data, and that
+is not always the thing we care about. Here every training image carries a
+small coloured square in a corner, the *cue*, whose colour gives the label
+away. A model trained on these images scores well as long as the cue keeps
+telling the truth, and fails when it does not. Accuracy alone only says
+*that* it fails; Grad-CAM shows *why*, before the model meets data where
+the cue lies.
+
+**What you will learn**
+
+- how a shortcut shows up: high accuracy on training-like data, low accuracy
+  where the shortcut no longer holds;
+- how Grad-CAM reveals what the model looks at;
+- how to measure it: the share of the heatmap's energy on the cue and on the
+  object, compared with a model trained without the cue.
+
+**Prerequisites**: :doc:`/auto_examples/04_grad_cam/plot_17_gradcam_library`
+(the ``GradCAM`` class) and :doc:`/auto_examples/04_grad_cam/plot_19_trust`
+(how far a heatmap can be trusted).
+"""
+
+# %%
+# Data with a shortcut
+# --------------------
+#
+# ``make_shapes(variant="shortcut")`` adds a 6 x 6 pixel square in a random
+# corner. In the ``"train"`` split its colour encodes the class (one colour
+# per class); in the ``"test"`` split the colour is random. We draw fresh
+# images of both kinds: *training-like* images (new images from the training
+# split, cue honest) and test images (cue random).
+
+import matplotlib.pyplot as plt
+import torch
+
+import hooks_tutorial as ht
+from hooks_tutorial import metrics
+
+torch.manual_seed(0)
+train_like = ht.make_shapes(300, variant="shortcut", split="train", seed=20)
+test = ht.make_shapes(300, variant="shortcut", split="test", seed=20)
+print("cue colour agrees with the label, training-like:", (train_like.cue_labels == train_like.labels).float().mean().item())
+print("cue colour agrees with the label, test:         ", (test.cue_labels == test.labels).float().mean().item())
+
+# %%
+# Two models
+# ----------
+#
+# ``pretrained("simple_cnn-shortcut")`` is a ``SimpleCNN`` trained on the
+# shortcut data; ``pretrained("simple_cnn-shapes")`` is the same architecture
+# trained on the same kind of images without any cue (the model of the
+# previous pages). Both are trained once and cached.
+
+shortcut_model = ht.pretrained("simple_cnn-shortcut")
+clean_model = ht.pretrained("simple_cnn-shapes")
+models = {"shortcut model": shortcut_model, "clean model": clean_model}
+
+
+def accuracy(model, data):
+    with torch.no_grad():
+        return (model(data.images).argmax(dim=1) == data.labels).float().mean().item()
+
+
+print(f"{'':16s} {'training-like':>14s} {'test':>6s}")
+for name, model in models.items():
+    print(f"{name:16s} {accuracy(model, train_like):14.3f} {accuracy(model, test):6.3f}")
+
+# %%
+# TODO interpretation.
+#
+# Where does each model look?
+# ---------------------------
+#
+# Grad-CAM on ``relu3`` for four test images, each explained for the class
+# the model predicts. The white outline marks the object, the dashed box the
+# cue.
+
+examples = slice(0, 4)
+images = test.images[examples]
+maps = {name: ht.GradCAM(model, "relu3")(images) for name, model in models.items()}
+with torch.no_grad():
+    predictions = {name: model(images).argmax(dim=1) for name, model in models.items()}
+
+fig, axes = plt.subplots(3, 4, figsize=(8.4, 6.6))
+for col in range(4):
+    picture = images[col].permute(1, 2, 0)
+    axes[0, col].imshow(picture)
+    axes[0, col].set_title(f"{test.classes[test.labels[col]]}, cue says {test.classes[test.cue_labels[col]]}", fontsize=8)
+    for row, name in enumerate(models, start=1):
+        axes[row, col].imshow(ht.overlay(picture, maps[name][col]))
+        axes[row, col].contour(test.masks[col], levels=[0.5], colors="white", linewidths=1)
+        axes[row, col].contour(test.cue_masks[col], levels=[0.5], colors="black", linewidths=1, linestyles="dashed")
+        axes[row, col].set_title(f"predicts {test.classes[predictions[name][col]]}", fontsize=8)
+for ax in axes.flat:
+    ax.set_xticks([])
+    ax.set_yticks([])
+axes[0, 0].set_ylabel("image")
+axes[1, 0].set_ylabel("shortcut model")
+axes[2, 0].set_ylabel("clean model")
+fig.tight_layout()
+
+# %%
+# TODO interpretation.
+#
+# Measuring it: energy on the cue and on the object
+# -------------------------------------------------
+#
+# The share of a map's energy in a region is the sum of the map inside the
+# region divided by its total sum
+# (``hooks_tutorial.metrics.energy_pointing_game``). We average it over all
+# 300 test images. For reference, the last row gives each region's share of
+# the image's area: what a flat map would score.
+
+test_maps = {name: ht.GradCAM(model, "relu3")(test.images) for name, model in models.items()}
+print(f"{'':16s} {'energy on cue':>14s} {'energy on object':>17s}")
+for name in models:
+    on_cue = metrics.energy_pointing_game(test_maps[name], test.cue_masks).mean().item()
+    on_object = metrics.energy_pointing_game(test_maps[name], test.masks).mean().item()
+    print(f"{name:16s} {on_cue:14.3f} {on_object:17.3f}")
+print(f"{'area share':16s} {test.cue_masks.float().mean().item():14.3f} {test.masks.float().mean().item():17.3f}")
+
+# %%
+# TODO interpretation.
+#
+# Summary
+# -------
+#
+# TODO
