@@ -47,6 +47,8 @@ from hooks_tutorial.cam import (
     ScoreCAM,
     XGradCAM,
 )
+from hooks_tutorial.cam._base import check_finite, combine, eval_mode
+from hooks_tutorial.hooks import HookGroup
 from hooks_tutorial.metrics import pearson, spearman
 
 
@@ -69,6 +71,10 @@ class Timing:
         return statistics.median(
             a / b for a, b in zip(self.wall[name], self.wall[bound], strict=True)
         )
+
+    def min_ratio(self, name: str, bound: str) -> float:
+        """Ratio of the fastest runs (the least disturbed by other processes)."""
+        return min(self.wall[name]) / min(self.wall[bound])
 
     def cpu_ratio(self, name: str, bound: str) -> float:
         """Ratio of median process CPU times (less sensitive to other processes)."""
@@ -104,15 +110,18 @@ def resnet_parts(model: torch.nn.Module, x: torch.Tensor) -> tuple[torch.Tensor,
 
 def table(timing: Timing, bound: str, rows: list[tuple[str, str, str]], what: str) -> None:
     """Print one row per (label, key, note) with ratios to ``bound``."""
-    print(f"{'method':<34} {'median ms':>10} {'ratio':>7} {'paired':>7} {'cpu':>7}  note")
+    print(
+        f"{'method':<34} {'median ms':>10} {'ratio':>7} {'paired':>7} {'min':>7} {'cpu':>7}  note"
+    )
     for label, key, note in rows:
         print(
             f"{label:<34} {timing.median(key) * 1e3:10.1f} {timing.ratio(key, bound):7.3f} "
-            f"{timing.paired(key, bound):7.3f} {timing.cpu_ratio(key, bound):7.3f}  {note}"
+            f"{timing.paired(key, bound):7.3f} {timing.min_ratio(key, bound):7.3f} "
+            f"{timing.cpu_ratio(key, bound):7.3f}  {note}"
         )
     print(
         f"ratio: median wall time / that of {what}; paired: median of per-repeat ratios; "
-        "cpu: ratio of median process CPU times\n"
+        "min: ratio of fastest runs; cpu: ratio of median process CPU times\n"
     )
 
 
@@ -203,6 +212,34 @@ def main() -> None:
         rows.append((name, name, "goal <= 1.05: " + ("met" if met else "MISSED")))
     rows += [(name, name, "peer, for comparison") for name in peers]
     table(t, "bound", rows, "forward + autograd.grad(score, layer4 output)")
+
+    # -- the engine's own work, measured apart (robust to a busy machine) ---------
+    # Everything a GradCAM call does beyond the bound, on the real layer4
+    # activation and gradient: eval-mode switch, hook registration and removal,
+    # the clone handed to the rest of the model, the NaN checks, the formula,
+    # the upsampling to 224 x 224 and the normalisation. Small operations timed
+    # many times: the minimum is a stable estimate even when the load varies.
+    features, logits = resnet_parts(model, x)
+    (gradient,) = torch.autograd.grad(logits.max(1).values.sum(), features)
+    activation = features.detach()
+
+    def engine_work() -> object:
+        with eval_mode(model), HookGroup() as hooks:
+            hooks.forward(model.layer4, lambda *_: None)
+        activation.clone()
+        check_finite(activation, "activations")
+        check_finite(gradient, "gradients")
+        raw = GradCAM.formula(activation, gradient).clamp(min=0)
+        return combine([raw], (x.shape[-2], x.shape[-1]), raw=False)
+
+    overhead = measure({"engine": engine_work}, 50, 5)
+    bound_min = min(t.wall["bound"])
+    engine_min = min(overhead.wall["engine"])
+    print(
+        f"GradCAM engine work beyond the bound: {engine_min * 1e3:.2f} ms (min of 50), "
+        f"{100 * engine_min / bound_min:.2f}% of the bound's fastest run "
+        f"({bound_min * 1e3:.0f} ms): expected ratio {1 + engine_min / bound_min:.3f}\n"
+    )
 
     # -- gradient-free methods against a no_grad forward ------------------------------
     def forward_only() -> object:

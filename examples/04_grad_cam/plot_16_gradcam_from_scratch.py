@@ -236,9 +236,9 @@ for scale in (0.1, 0.3, 1.0, 3.0, 10.0):
 # %%
 # The logit's gradient grows with the scale, as the logit does; the
 # probability's gradient shrinks towards zero as :math:`p_c` approaches 1. A
-# confident, correct prediction would give a nearly empty map: the
-# probability is saturated, not the evidence. The printed
-# formula is exactly what autograd computes:
+# map built from the probability would fade exactly when the model is most
+# sure, and its weights would mix in the other classes. The formula above is
+# exactly what autograd computes:
 
 logits_now = head(features)
 probs_now = logits_now.softmax(dim=1)[0]
@@ -336,12 +336,14 @@ print("forward hooks on relu3:", len(model.relu3._forward_hooks))
 #       maps = grad_cam(model, model.relu3, image, target=second)
 #       print(divmod(int(maps[0].argmax()), 64))
 #
-#       # 2. differentiate the softmax probability instead
+#       # 2. the same hooks, two different scores
 #       store = {}
-#       handle = model.relu3.register_forward_hook(
-#           lambda m, args, out: store.update(A=out) or out.register_hook(
-#               lambda g: store.update(dA=g)) and None
-#       )
+#
+#       def keep(module, args, output):
+#           store["A"] = output.detach()
+#           output.register_hook(lambda grad: store.update(dA=grad))
+#
+#       handle = model.relu3.register_forward_hook(keep)
 #       try:
 #           for name in ("logit", "probability"):
 #               logits = model(image)
@@ -356,9 +358,9 @@ print("forward hooks on relu3:", len(model.relu3._forward_hooks))
 #           handle.remove()
 #
 #       # 3. the BatchNorm scale and the ReLU mask make it vary
-#       handle = model.conv3.register_forward_hook(
-#           lambda m, args, out: out.register_hook(
-#               lambda g: print(g.std(dim=(2, 3)).max().item())) and None
-#       )
+#       def spread(module, args, output):
+#           output.register_hook(lambda grad: print(grad.std(dim=(2, 3)).max().item()))
+#
+#       handle = model.conv3.register_forward_hook(spread)
 #       model(image)[0, target_class].backward()
 #       handle.remove()

@@ -269,8 +269,8 @@ show_maps(
 # - ``with ht.GradCAM(model, "relu3") as cam: maps = cam(images)`` gives the
 #   same maps as the hooks written by hand, and leaves no hook on the model.
 # - ``target=`` picks the logit to explain: one class for all images, or one
-#   per image. On two-object images, each class's map points at its own
-#   object.
+#   per image. On two-object images, the pointing game measures how often
+#   each class's map points at its own object.
 # - The layer sets the map's resolution; the last conv block balances
 #   resolution and class information.
 # - For wrong predictions, compare the map of the predicted class with the

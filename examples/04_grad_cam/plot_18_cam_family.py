@@ -203,6 +203,7 @@ for name, m in maps.items():
         )
     )
 
+print(f"{len(images)} test images, deletion and insertion curves with {steps} steps\n")
 print(f"{'method':<11} {'pointing':>8} {'deletion':>9} {'insertion':>9} {'ms/image':>9}")
 print(f"{'':<11} {'(higher)':>8} {'(lower)':>9} {'(higher)':>9} {'':>9}")
 for name, pointing, deletion, insertion, ms in table:
@@ -221,14 +222,14 @@ print(
 )
 
 # %%
-# How to read the table: the numbers above come from 32 easy images and one
-# small model, so they rank the methods *for this model and this data*, not
-# in general. The pointing game only asks whether the peak is on the object;
+# How to read the table: the numbers come from 32 images and one small
+# model, so they rank the methods *for this model and this data*, not in
+# general. The pointing game only asks whether the peak is on the object;
 # deletion and insertion ask whether the map orders the pixels the way the
 # model uses them. Score-CAM needs no gradients but one forward pass per
-# channel, which is why its time stands out; Eigen-CAM ignores the class, so
-# it cannot tell two objects apart (try it on the two-object images of the
-# previous page).
+# channel, so it is the slowest here. Eigen-CAM ignores the class, so it
+# cannot separate two objects of different classes (try it on the
+# two-object images of the previous page).
 #
 # Summary
 # -------
@@ -250,8 +251,8 @@ print(
 #    Grad-CAM, XGrad-CAM and HiResCAM still coincide?
 # 2. Use ``ht.ScoreCAM(model, "relu3", top_k=16)`` and compare its time and
 #    its maps with the full Score-CAM.
-# 3. Add ``ht.metrics.energy_pointing_game`` (the share of the map's mass on
-#    the object) as a column of the table.
+# 3. Add ``hooks_tutorial.metrics.energy_pointing_game`` (the share of the
+#    map's mass on the object) as a column of the table.
 #
 # .. dropdown:: Solutions
 #
