@@ -96,7 +96,13 @@ def _read(path: Path) -> Catalog:
 
 
 def _docstring_only(message: Message) -> bool:
-    return bool(message.locations) and all("docstring of" in loc for loc, _ in message.locations)
+    """True when no location is a page source (only ``x.py:docstring of ...``).
+
+    Babel splits the location ``x.py:docstring of name:8`` at its spaces, so
+    look for page sources instead of the words "docstring of".
+    """
+    sources = [loc for loc, _ in message.locations if loc.endswith((".rst", ".md", ".txt"))]
+    return bool(message.locations) and not sources
 
 
 def fill(locale_dir: Path) -> int:

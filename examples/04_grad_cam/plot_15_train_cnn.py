@@ -61,7 +61,9 @@ for i in range(6):
     axes[1, i].imshow(picture)
     axes[1, i].contour(train.masks[i].numpy(), levels=[0.5], colors="white", linewidths=1.5)
     x0, y0, x1, y1 = train.boxes[i].tolist()
-    box = plt.Rectangle((x0 - 0.5, y0 - 0.5), x1 - x0, y1 - y0, fill=False, color="black")
+    box = plt.Rectangle(
+        (x0 - 0.5, y0 - 0.5), x1 - x0, y1 - y0, fill=False, color="yellow", linewidth=1.5
+    )
     axes[1, i].add_patch(box)
     axes[1, i].set_title("mask and box")
 for ax in axes.flat:

@@ -1,15 +1,15 @@
 """How good is a saliency map? Faithfulness, localisation and sanity metrics.
 
-============================  =================================================
-:func:`deletion_auc`          remove the most salient pixels first; lower is better
-:func:`insertion_auc`         insert the most salient pixels first; higher is better
-:func:`perturbation_curve`    the score curves behind both AUCs
-:func:`pointing_game`         is the map's maximum on the object?
-:func:`energy_pointing_game`  share of the map's mass on the object
-:func:`confidence_change`     average drop and increase in confidence
-:func:`model_randomization`   do maps change when the weights are randomised?
-:func:`spearman`, :func:`pearson`, :func:`ssim`  similarity of two maps
-============================  =================================================
+=================================================  ======================================================
+:func:`deletion_auc`                               remove the most salient pixels first; lower is better
+:func:`insertion_auc`                              insert the most salient pixels first; higher is better
+:func:`perturbation_curve`                         the score curves behind both AUCs
+:func:`pointing_game`                              is the map's maximum on the object?
+:func:`energy_pointing_game`                       share of the map's mass on the object
+:func:`confidence_change`                          average drop and increase in confidence
+:func:`model_randomization`                        do maps change when the weights are randomised?
+:func:`spearman`, :func:`pearson`, :func:`ssim`    similarity of two maps
+=================================================  ======================================================
 
 Every function that runs the model does so in eval mode under
 ``torch.no_grad()`` (except inside the explainer of

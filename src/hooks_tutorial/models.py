@@ -30,14 +30,14 @@ def _check_positive(**values: object) -> None:
 class SimpleCNN(nn.Module):
     r"""Three conv blocks, global average pooling and one linear layer.
 
-    ============  =====================================  ========================
-    block         layers                                 output for a 64x64 input
-    ============  =====================================  ========================
-    1             ``conv1``, ``bn1``, ``relu1``, ``pool1``  ``[B, c1, 32, 32]``
-    2             ``conv2``, ``bn2``, ``relu2``, ``pool2``  ``[B, c2, 16, 16]``
-    3             ``conv3``, ``bn3``, ``relu3``             ``[B, c3, 16, 16]``
-    head          ``gap``, ``flatten``, ``fc``               ``[B, num_classes]``
-    ============  =====================================  ========================
+    ======  ==========================================  ========================
+    block   layers                                      output for a 64x64 input
+    ======  ==========================================  ========================
+    1       ``conv1``, ``bn1``, ``relu1``, ``pool1``    ``[B, c1, 32, 32]``
+    2       ``conv2``, ``bn2``, ``relu2``, ``pool2``    ``[B, c2, 16, 16]``
+    3       ``conv3``, ``bn3``, ``relu3``               ``[B, c3, 16, 16]``
+    head    ``gap``, ``flatten``, ``fc``                ``[B, num_classes]``
+    ======  ==========================================  ========================
 
     Block 3 has no pooling, so a Grad-CAM on ``relu3`` (or ``conv3``) has a
     16x16 map. With global average pooling before ``fc``, the score of class
