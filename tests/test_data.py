@@ -153,6 +153,16 @@ def test_boxes_enclose_masks_tightly(fixture: str, request: pytest.FixtureReques
         assert mask[y0:y1, x1 - 1].any()
 
 
+def test_upright_squares_fill_their_boxes() -> None:
+    data = make_shapes(200, rotation=0.0, seed=6)
+    squares = data.labels == 1
+    assert int(squares.sum()) > 10
+    for mask, (x0, y0, x1, y1) in zip(
+        data.masks[squares], data.boxes[squares].tolist(), strict=True
+    ):
+        assert int(mask.sum()) == (x1 - x0) * (y1 - y0)
+
+
 def test_two_objects_are_different_and_apart(two: ShapesData) -> None:
     assert (two.object_labels[:, 0] != two.object_labels[:, 1]).all()
     assert not (two.object_masks[:, 0] & two.object_masks[:, 1]).any()
@@ -251,6 +261,7 @@ def test_from_data_rejects_other_objects() -> None:
         ({"clutter": -1}, "clutter must be a non-negative int"),
         ({"noise": -0.1}, "noise must be a finite number >= 0"),
         ({"cue_agreement": 1.5}, "cue_agreement must be a probability"),
+        ({"rotation": 200.0}, "rotation must be an angle in degrees from 0 to 180"),
         ({"object_size": (0.5, 0.2)}, "object_size must be"),
         ({"image_size": 16}, r"image too small for the objects.*use image_size >= 29"),
         ({"image_size": 64.0}, "image_size must be an int"),

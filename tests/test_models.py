@@ -23,14 +23,14 @@ def test_simple_cnn_shapes() -> None:
     model = SimpleCNN(seed=0).eval()
     x = torch.rand(2, 3, 64, 64)
     assert model(x).shape == (2, 5)
-    assert model.forward_features(x).shape == (2, 64, 16, 16)
+    assert model.forward_features(x).shape == (2, 64, 8, 8)
     assert model.num_classes == 5
 
 
 def test_simple_cnn_other_sizes() -> None:
     model = SimpleCNN(num_classes=3, in_channels=1, channels=(4, 8, 12), seed=0).eval()
     assert model(torch.rand(1, 1, 32, 32)).shape == (1, 3)
-    assert model.forward_features(torch.rand(1, 1, 32, 32)).shape == (1, 12, 8, 8)
+    assert model.forward_features(torch.rand(1, 1, 32, 32)).shape == (1, 12, 4, 4)
 
 
 def test_relus_are_not_inplace() -> None:
@@ -47,6 +47,25 @@ def test_seed_gives_same_weights_and_keeps_global_rng() -> None:
     for (name, p), q in zip(a.state_dict().items(), b.state_dict().values(), strict=True):
         assert torch.equal(p, q), name
     assert not torch.equal(a.conv1.weight, SimpleCNN(seed=4).conv1.weight)
+
+
+@pytest.mark.parametrize("pool", ["avg", "max"])
+def test_grad_cam_is_cam_over_positions(pool: str) -> None:
+    """On GAP or GMP -> FC, each channel's gradient sums to w_ck: Grad-CAM == CAM / Z."""
+    model = SimpleCNN(pool=pool, seed=0).eval()  # type: ignore[arg-type]
+    x = torch.rand(2, 3, 64, 64)
+    features = model.forward_features(x).detach().requires_grad_(True)
+    scores = model.fc(model.flatten(model.gap(features)))
+    target = 1
+    (grad,) = torch.autograd.grad(scores[:, target].sum(), features)
+    weight = model.fc.weight[target].detach()
+    torch.testing.assert_close(grad.sum(dim=(2, 3)), weight.expand(2, -1))
+    z = features.shape[-1] * features.shape[-2]
+    cam = torch.relu(torch.einsum("k,bkij->bij", weight, features.detach()))
+    grad_cam = torch.relu(torch.einsum("bk,bkij->bij", grad.mean(dim=(2, 3)), features.detach()))
+    torch.testing.assert_close(grad_cam, cam / z, rtol=1e-5, atol=1e-7)
+    if pool == "max":  # the gradient sits at one position per channel
+        assert int((grad != 0).sum(dim=(2, 3)).max()) == 1
 
 
 def test_gradient_of_score_is_fc_weight_over_positions() -> None:
@@ -67,6 +86,15 @@ def test_gradient_of_score_is_fc_weight_over_positions() -> None:
     torch.testing.assert_close(grad_cam, cam / z, rtol=1e-5, atol=1e-7)
 
 
+def test_pool_option() -> None:
+    assert isinstance(SimpleCNN().gap, nn.AdaptiveAvgPool2d)
+    model = SimpleCNN(pool="max", seed=0).eval()
+    assert isinstance(model.gap, nn.AdaptiveMaxPool2d)
+    x = torch.rand(2, 3, 64, 64)
+    expected = model.forward_features(x).amax(dim=(2, 3)) @ model.fc.weight.T + model.fc.bias
+    torch.testing.assert_close(model(x), expected)
+
+
 def test_forward_equals_features_then_head() -> None:
     model = SimpleCNN(seed=1).eval()
     x = torch.rand(3, 3, 64, 64)
@@ -83,6 +111,7 @@ def test_forward_equals_features_then_head() -> None:
         ({"in_channels": -1}, "in_channels must be a positive int"),
         ({"channels": (8, 16)}, "channels must give the widths of the 3 conv blocks"),
         ({"channels": (8, 0, 16)}, "c2 must be a positive int"),
+        ({"pool": "sum"}, "pool must be 'avg' .* or 'max', got 'sum'"),
     ],
 )
 def test_simple_cnn_bad_sizes(kwargs: dict[str, object], message: str) -> None:

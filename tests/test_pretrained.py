@@ -198,6 +198,7 @@ def test_key_includes_versions(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_registered_configs() -> None:
     assert pretrained_config("simple_cnn-shapes").variant == "single"
     assert pretrained_config("simple_cnn-shortcut").variant == "shortcut"
+    assert pretrained_config("simple_cnn-shapes").pool == "max"  # see benchmarks/bench_training.py
     with pytest.raises(
         ValueError,
         match=r"no pretrained model named 'simple_cnn-shape'; did you mean 'simple_cnn-shapes'\? Available: ",

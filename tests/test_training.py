@@ -317,6 +317,16 @@ def test_data_kinds() -> None:
         assert len(history) == 1
 
 
+def test_scheduler_steps_after_every_batch() -> None:
+    model = TinyConvNet()
+    optimizer = torch.optim.SGD(model.parameters(), lr=1.0)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: 0.5**step)
+    fit(model, _toy_data(20), epochs=2, batch_size=5, optimizer=optimizer, scheduler=scheduler)
+    assert optimizer.param_groups[0]["lr"] == 0.5**8  # 4 batches x 2 epochs
+    with pytest.raises(ValueError, match="scheduler schedules another optimizer"):
+        fit(TinyConvNet(), _toy_data(), epochs=1, scheduler=scheduler)
+
+
 def test_fit_leaves_eval_mode_and_evaluate_restores_mode() -> None:
     model = TinyConvNet()
     fit(model, _toy_data(), epochs=1)

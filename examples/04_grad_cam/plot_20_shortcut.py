@@ -42,8 +42,8 @@ from hooks_tutorial import metrics
 torch.manual_seed(0)
 train_like = ht.make_shapes(300, variant="shortcut", split="train", seed=20)
 test = ht.make_shapes(300, variant="shortcut", split="test", seed=20)
-print("cue colour agrees with the label, training-like:", (train_like.cue_labels == train_like.labels).float().mean().item())
-print("cue colour agrees with the label, test:         ", (test.cue_labels == test.labels).float().mean().item())
+print(f"cue colour agrees with the label, training-like: {(train_like.cue_labels == train_like.labels).float().mean():.3f}")
+print(f"cue colour agrees with the label, test:          {(test.cue_labels == test.labels).float().mean():.3f}")
 
 # %%
 # Two models
@@ -59,17 +59,27 @@ clean_model = ht.pretrained("simple_cnn-shapes")
 models = {"shortcut model": shortcut_model, "clean model": clean_model}
 
 
-def accuracy(model, data):
+def agreement(model, data, answers):
+    """Share of images where the model's prediction equals ``answers``."""
     with torch.no_grad():
-        return (model(data.images).argmax(dim=1) == data.labels).float().mean().item()
+        return (model(data.images).argmax(dim=1) == answers).float().mean().item()
 
 
-print(f"{'':16s} {'training-like':>14s} {'test':>6s}")
+print(f"{'':16s} {'accuracy, training-like':>24s} {'accuracy, test':>15s} {'test: predicts the cue':>23s}")
 for name, model in models.items():
-    print(f"{name:16s} {accuracy(model, train_like):14.3f} {accuracy(model, test):6.3f}")
+    print(
+        f"{name:16s} {agreement(model, train_like, train_like.labels):24.3f}"
+        f" {agreement(model, test, test.labels):15.3f} {agreement(model, test, test.cue_labels):23.3f}"
+    )
 
 # %%
-# TODO interpretation.
+# On training-like images the shortcut model looks excellent. On the test
+# images, where the cue's colour is random, it falls to about chance level
+# (one class in five), and the last column shows what it predicts instead:
+# the class that the cue's colour stands for. The clean model does about as
+# well on both kinds of images, and follows the cue only as often as chance
+# would have it. Accuracy tables like this one need test data where the
+# shortcut breaks; a heatmap can show the problem on any image.
 #
 # Where does each model look?
 # ---------------------------
@@ -103,7 +113,10 @@ axes[2, 0].set_ylabel("clean model")
 fig.tight_layout()
 
 # %%
-# TODO interpretation.
+# The shortcut model's maps sit on the corner with the cue, and its
+# predictions name the cue's class rather than the shape. The clean model's
+# maps have no reason to visit the corner. Four images are
+# anecdotes, though; the next section measures all test images.
 #
 # Measuring it: energy on the cue and on the object
 # -------------------------------------------------
@@ -123,9 +136,64 @@ for name in models:
 print(f"{'area share':16s} {test.cue_masks.float().mean().item():14.3f} {test.masks.float().mean().item():17.3f}")
 
 # %%
-# TODO interpretation.
+# The cue covers less than one percent of the image, yet the shortcut model's
+# maps put a far larger share of their energy on it, and less on the object
+# than a flat map would. The clean model's maps put more than a flat map's
+# share on the object and little on the cue. The heatmaps found the shortcut,
+# and the energy shares turn that finding into numbers one can track, for
+# example after retraining on data where the cue no longer gives the label
+# away.
 #
 # Summary
 # -------
 #
-# TODO
+# - A model uses whatever predicts the label in its training data, including
+#   a cue nobody meant it to use; accuracy on data where the cue still holds
+#   hides this.
+# - Test data where the shortcut breaks exposes it as a drop in accuracy;
+#   Grad-CAM shows *where* the model looks, on any image.
+# - The share of a map's energy inside a region (the cue, the object),
+#   compared with that region's share of the area, measures what the maps
+#   show.
+# - A model trained without the cue looks at the object instead: the fix for
+#   a shortcut is in the data.
+#
+# Exercises
+# ---------
+#
+# 1. Compute the energy shares on the *training-like* images. Could Grad-CAM
+#    have caught the shortcut before any test data with random cues existed?
+# 2. With ``hooks_tutorial.metrics.pointing_game``, count how often the
+#    maximum of each model's map falls on the cue and how often on the object.
+# 3. Paint over the cue of the test images with the colour of a nearby
+#    background pixel and measure both models' accuracy again. Does the
+#    shortcut model recover once the misleading cue is gone?
+#
+# .. dropdown:: Solutions
+#
+#    .. code-block:: python
+#
+#       # 1. the same measurement on training-like images
+#       for name, model in models.items():
+#           m = ht.GradCAM(model, "relu3")(train_like.images)
+#           on_cue = metrics.energy_pointing_game(m, train_like.cue_masks).mean().item()
+#           on_object = metrics.energy_pointing_game(m, train_like.masks).mean().item()
+#           print(f"{name:16s} cue {on_cue:.3f}  object {on_object:.3f}")
+#
+#       # 2. pointing game
+#       for name in models:
+#           on_cue = metrics.pointing_game(test_maps[name], test.cue_masks).float().mean().item()
+#           on_object = metrics.pointing_game(test_maps[name], test.masks).float().mean().item()
+#           print(f"{name:16s} maximum on cue {on_cue:.3f}  on object {on_object:.3f}")
+#
+#       # 3. remove the cue: copy the pixel just inside the image border
+#       cleaned = test.images.clone()
+#       for i in range(len(test)):
+#           ys, xs = torch.nonzero(test.cue_masks[i], as_tuple=True)
+#           y = 0 if ys.min() < 32 else 63
+#           x = 0 if xs.min() < 32 else 63
+#           cleaned[i][:, ys, xs] = test.images[i][:, y, x][:, None]
+#       with torch.no_grad():
+#           for name, model in models.items():
+#               correct = model(cleaned).argmax(dim=1) == test.labels
+#               print(f"{name:16s} accuracy without the cue {correct.float().mean().item():.3f}")

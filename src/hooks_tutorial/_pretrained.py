@@ -17,13 +17,14 @@ import difflib
 import hashlib
 import json
 import logging
+import math
 import os
 import tempfile
 import time
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import torch
 from torch import nn
@@ -69,14 +70,17 @@ class PretrainedConfig:
         Training images.
     n_test : int
         Test images used to report the accuracy (``split="test"``).
-    image_size, num_classes, clutter, noise
+    image_size, num_classes, object_size, clutter, noise
         Generator settings (see :func:`~hooks_tutorial.data.make_shapes`).
     channels : (int, int, int)
         Widths of :class:`~hooks_tutorial.models.SimpleCNN`'s conv blocks.
+    pool : {"avg", "max"}
+        :class:`~hooks_tutorial.models.SimpleCNN`'s global pooling.
     seed : int
         Seed of the data, the initial weights and the shuffling.
     epochs, batch_size, lr : int, int, float
-        Training settings of :func:`~hooks_tutorial.training.fit` (Adam).
+        Training settings of :func:`~hooks_tutorial.training.fit`: Adam with a
+        one-cycle schedule peaking at ``lr``.
     """
 
     variant: Variant = "single"
@@ -84,13 +88,15 @@ class PretrainedConfig:
     n_test: int = 1000
     image_size: int = 64
     num_classes: int = 5
+    object_size: tuple[float, float] = (0.35, 0.6)
     clutter: int = 4
     noise: float = 0.05
     channels: tuple[int, int, int] = (16, 32, 64)
+    pool: Literal["avg", "max"] = "avg"
     seed: int = 0
-    epochs: int = 5
+    epochs: int = 16
     batch_size: int = 64
-    lr: float = 3e-3
+    lr: float = 1e-2
 
     def key(self) -> str:
         """Hex digest naming these weights: config, recipe, library and torch versions."""
@@ -107,9 +113,13 @@ class PretrainedConfig:
         return hashlib.sha256(blob.encode()).hexdigest()
 
 
+# Global max pooling, not SimpleCNN's default average: on the shapes it reaches
+# ~98.8 % test accuracy in 16 epochs (about 14 s on 2 cores) and its Grad-CAM points
+# at the object; with average pooling the same run stops near 80 % (see
+# benchmarks/bench_training.py). Grad-CAM == CAM / Z holds for both.
 _CONFIGS: dict[str, PretrainedConfig] = {
-    "simple_cnn-shapes": PretrainedConfig(variant="single"),
-    "simple_cnn-shortcut": PretrainedConfig(variant="shortcut"),
+    "simple_cnn-shapes": PretrainedConfig(variant="single", pool="max"),
+    "simple_cnn-shortcut": PretrainedConfig(variant="shortcut", pool="max"),
 }
 
 
@@ -165,7 +175,12 @@ def cache_dir() -> Path:
 
 
 def _build(config: PretrainedConfig) -> SimpleCNN:
-    return SimpleCNN(num_classes=config.num_classes, channels=config.channels, seed=config.seed)
+    return SimpleCNN(
+        num_classes=config.num_classes,
+        channels=config.channels,
+        pool=config.pool,
+        seed=config.seed,
+    )
 
 
 def _train(config: PretrainedConfig) -> tuple[SimpleCNN, dict[str, float]]:
@@ -175,18 +190,26 @@ def _train(config: PretrainedConfig) -> tuple[SimpleCNN, dict[str, float]]:
         "seed": config.seed,
         "image_size": config.image_size,
         "num_classes": config.num_classes,
+        "object_size": config.object_size,
         "clutter": config.clutter,
         "noise": config.noise,
     }
     train = make_shapes(config.n_train, split="train", **data_options)
     model = _build(config).to(memory_format=torch.channels_last)  # faster on CPU
+    optimizer = torch.optim.Adam(model.parameters(), lr=config.lr)
+    steps = math.ceil(config.n_train / config.batch_size) * config.epochs
+    # warm up, then anneal: fast, and the BatchNorm running statistics settle
+    scheduler = torch.optim.lr_scheduler.OneCycleLR(
+        optimizer, max_lr=config.lr, total_steps=steps, pct_start=0.3
+    )
     start = time.perf_counter()
     fit(
         model,
         (train.images, train.labels),
         epochs=config.epochs,
         batch_size=config.batch_size,
-        lr=config.lr,
+        optimizer=optimizer,
+        scheduler=scheduler,
         seed=config.seed,
     )
     seconds = time.perf_counter() - start
@@ -243,6 +266,10 @@ def pretrained(
     retrain: bool = False,
 ) -> nn.Module:
     """A :class:`~hooks_tutorial.models.SimpleCNN` trained on the generated shapes.
+
+    The registered models use global max pooling (``pool="max"``), which learns
+    the shapes several times faster than average pooling; see
+    :func:`pretrained_config` for every setting.
 
     The first call trains it (seconds on a CPU; deterministic for a given
     seed, torch version and thread count) and caches the weights; later calls

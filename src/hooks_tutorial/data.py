@@ -134,6 +134,7 @@ def _check_args(
     object_size: tuple[float, float],
     clutter: int,
     noise: float,
+    rotation: float,
     cue_agreement: float | None,
 ) -> None:
     def _is_int(value: object) -> bool:
@@ -162,6 +163,9 @@ def _check_args(
         raise ValueError(msg)
     if not math.isfinite(noise) or noise < 0:
         msg = f"noise must be a finite number >= 0 (the noise's standard deviation), got {noise!r}"
+        raise ValueError(msg)
+    if not 0.0 <= rotation <= 180.0:
+        msg = f"rotation must be an angle in degrees from 0 to 180, got {rotation!r}"
         raise ValueError(msg)
     if cue_agreement is not None and not 0.0 <= cue_agreement <= 1.0:
         msg = f"cue_agreement must be a probability in [0, 1] or None, got {cue_agreement!r}"
@@ -377,6 +381,9 @@ def make_shapes(
     noise : float, default 0.05
         Largest standard deviation of the background noise (each image draws its
         own, up to this).
+    rotation : float, default 180.0
+        Objects are turned by a random angle in ``[-rotation, rotation]`` degrees
+        (``0``: upright shapes).
     cue_agreement : float or None, default None
         Shortcut variant only: the probability that the cue shows the image's
         own class; otherwise it shows a class drawn at random. ``None`` means 1
@@ -395,7 +402,8 @@ def make_shapes(
     ValueError
         For a negative ``n``, an unknown variant or split, ``num_classes``
         outside 1 to 5 (or below 2 for ``"two"``), negative ``clutter`` or
-        ``noise``, or an image too small for the objects.
+        ``noise``, ``rotation`` outside 0 to 180, or an image too small for the
+        objects.
 
     Examples
     --------
@@ -406,7 +414,16 @@ def make_shapes(
     True
     """
     _check_args(
-        n, variant, split, image_size, num_classes, object_size, clutter, noise, cue_agreement
+        n,
+        variant,
+        split,
+        image_size,
+        num_classes,
+        object_size,
+        clutter,
+        noise,
+        rotation,
+        cue_agreement,
     )
     size = int(image_size)
     rng = np.random.default_rng(

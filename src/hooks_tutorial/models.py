@@ -2,7 +2,7 @@
 
 :class:`SimpleCNN` is the model the Grad-CAM pages explain. Its layers have
 names a reader can type (``model.conv3``, ``"relu3"``), its last conv block
-keeps a 16x16 map for 64x64 inputs, and global average pooling sits before
+keeps an 8x8 map for 64x64 inputs, and global average pooling sits before
 the single linear layer, so CAM and Grad-CAM can be compared exactly.
 
 :class:`TinyConvNet` is the one-conv model of the hook examples: ``model.conv``
@@ -12,7 +12,7 @@ on a 1-channel 4x4 input, small enough to print every number.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import cast
+from typing import Literal, cast
 
 import torch
 from torch import Tensor, nn
@@ -33,25 +33,35 @@ class SimpleCNN(nn.Module):
     ======  ==========================================  ========================
     block   layers                                      output for a 64x64 input
     ======  ==========================================  ========================
-    1       ``conv1``, ``bn1``, ``relu1``, ``pool1``    ``[B, c1, 32, 32]``
-    2       ``conv2``, ``bn2``, ``relu2``, ``pool2``    ``[B, c2, 16, 16]``
-    3       ``conv3``, ``bn3``, ``relu3``               ``[B, c3, 16, 16]``
+    1       ``conv1`` (5x5, stride 2), ``bn1``,          ``[B, c1, 16, 16]``
+            ``relu1``, ``pool1``
+    2       ``conv2``, ``bn2``, ``relu2``, ``pool2``    ``[B, c2, 8, 8]``
+    3       ``conv3``, ``bn3``, ``relu3``               ``[B, c3, 8, 8]``
     head    ``gap``, ``flatten``, ``fc``                ``[B, num_classes]``
     ======  ==========================================  ========================
 
-    Block 3 has no pooling, so a Grad-CAM on ``relu3`` (or ``conv3``) has a
-    16x16 map. With global average pooling before ``fc``, the score of class
-    :math:`c` is linear in the last feature map :math:`A` (``relu3``'s output,
-    :math:`Z = h w` positions):
+    The strided first convolution keeps training fast on a CPU; block 3 has no
+    pooling, so a Grad-CAM on ``relu3`` (or ``conv3``) has an 8x8 map whose
+    cells see 35x35 pixels. With global average pooling before ``fc``, the
+    score of class :math:`c` is linear in the last feature map :math:`A`
+    (``relu3``'s output, :math:`Z = h w` positions):
 
     .. math::
 
         y^c = \sum_k w^c_k \frac{1}{Z} \sum_{i,j} A^k_{ij} + b^c,
 
-    so the class activation map :math:`\mathrm{CAM}^c = \sum_k w^c_k A^k` and
-    Grad-CAM (weights :math:`\partial y^c / \partial A^k_{ij} = w^c_k / Z`)
-    agree up to the factor :math:`1/Z`. The ReLUs are not in-place, so hooks
-    on any layer are safe.
+    so the gradient :math:`\partial y^c / \partial A^k_{ij} = w^c_k / Z` is the
+    same at every position, and Grad-CAM equals the class activation map
+    :math:`\mathrm{CAM}^c = \mathrm{ReLU}(\sum_k w^c_k A^k)` divided by
+    :math:`Z`. The ReLUs are not in-place, so hooks on any layer are safe.
+
+    ``pool="max"`` replaces the average by a maximum (global max pooling; the
+    layer keeps the name ``gap``). Grad-CAM then still equals CAM / Z (each
+    channel's gradient, now at one position, still sums to :math:`w^c_k`),
+    but the gradient is no longer the same at every position, so HiResCAM and
+    XGrad-CAM differ from Grad-CAM. On the generated shapes it learns several
+    times faster, which is why :func:`hooks_tutorial.pretrained` uses it (see
+    ``benchmarks/bench_training.py``).
 
     Parameters
     ----------
@@ -61,6 +71,8 @@ class SimpleCNN(nn.Module):
         Channels of the input images.
     channels : (int, int, int), default (16, 32, 64)
         Output channels of the three conv blocks.
+    pool : {"avg", "max"}, default "avg"
+        Global pooling before ``fc`` (the ``gap`` layer).
     seed : int or None, default None
         If given, initialise the weights from this seed without touching the
         global random state, so ``SimpleCNN(seed=0)`` is the same network on
@@ -69,7 +81,7 @@ class SimpleCNN(nn.Module):
     Raises
     ------
     ValueError
-        If a size is not a positive int.
+        If a size is not a positive int, or ``pool`` is unknown.
 
     Examples
     --------
@@ -77,7 +89,7 @@ class SimpleCNN(nn.Module):
     >>> model(torch.rand(2, 3, 64, 64)).shape
     torch.Size([2, 5])
     >>> model.forward_features(torch.rand(2, 3, 64, 64)).shape
-    torch.Size([2, 64, 16, 16])
+    torch.Size([2, 64, 8, 8])
     """
 
     def __init__(
@@ -86,6 +98,7 @@ class SimpleCNN(nn.Module):
         in_channels: int = 3,
         channels: tuple[int, int, int] = (16, 32, 64),
         *,
+        pool: Literal["avg", "max"] = "avg",
         seed: int | None = None,
     ) -> None:
         super().__init__()
@@ -94,11 +107,15 @@ class SimpleCNN(nn.Module):
             raise ValueError(msg)
         c1, c2, c3 = channels
         _check_positive(num_classes=num_classes, in_channels=in_channels, c1=c1, c2=c2, c3=c3)
+        if pool not in ("avg", "max"):
+            msg = f"pool must be 'avg' (global average pooling) or 'max', got {pool!r}"
+            raise ValueError(msg)
         self.num_classes = num_classes
+        self.pool = pool
         with torch.random.fork_rng(devices=[], enabled=seed is not None):
             if seed is not None:
                 torch.manual_seed(seed)
-            self.conv1 = nn.Conv2d(in_channels, c1, kernel_size=3, padding=1, bias=False)
+            self.conv1 = nn.Conv2d(in_channels, c1, kernel_size=5, stride=2, padding=2, bias=False)
             self.bn1 = nn.BatchNorm2d(c1)
             self.relu1 = nn.ReLU()
             self.pool1 = nn.MaxPool2d(2)
@@ -109,7 +126,7 @@ class SimpleCNN(nn.Module):
             self.conv3 = nn.Conv2d(c2, c3, kernel_size=3, padding=1, bias=False)
             self.bn3 = nn.BatchNorm2d(c3)
             self.relu3 = nn.ReLU()
-            self.gap = nn.AdaptiveAvgPool2d(1)
+            self.gap = nn.AdaptiveAvgPool2d(1) if pool == "avg" else nn.AdaptiveMaxPool2d(1)
             self.flatten = nn.Flatten()
             self.fc = nn.Linear(c3, num_classes)
 
@@ -124,7 +141,7 @@ class SimpleCNN(nn.Module):
         Returns
         -------
         Tensor
-            ``relu3``'s output, ``[B, c3, H / 4, W / 4]``.
+            ``relu3``'s output, ``[B, c3, H / 8, W / 8]``.
         """
         x = self.pool1(self.relu1(self.bn1(self.conv1(x))))
         x = self.pool2(self.relu2(self.bn2(self.conv2(x))))

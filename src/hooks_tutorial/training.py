@@ -529,6 +529,7 @@ def fit(
     batch_size: int = 64,
     lr: float = 1e-3,
     optimizer: torch.optim.Optimizer | None = None,
+    scheduler: torch.optim.lr_scheduler.LRScheduler | None = None,
     loss_fn: nn.Module | None = None,
     callbacks: Iterable[object] = (),
     shuffle: bool = True,
@@ -543,7 +544,7 @@ def fit(
                 optimizer.zero_grad()
                 loss = loss_fn(model(x), y)
                 loss.backward()
-                optimizer.step()
+                optimizer.step()  # then scheduler.step(), if given
                 # -> on_batch_end(batch, logs)
             # validation, then -> on_epoch_end(epoch, logs)
 
@@ -565,6 +566,10 @@ def fit(
         Learning rate of the default Adam optimiser (ignored with ``optimizer``).
     optimizer : torch.optim.Optimizer, optional
         Defaults to ``torch.optim.Adam(model.parameters(), lr=lr)``.
+    scheduler : torch.optim.lr_scheduler.LRScheduler, optional
+        A learning-rate schedule of ``optimizer``, stepped after every batch
+        (for example :class:`~torch.optim.lr_scheduler.OneCycleLR` with
+        ``total_steps=epochs * len(loader)``).
     loss_fn : nn.Module, optional
         Defaults to :class:`torch.nn.CrossEntropyLoss`.
     callbacks : iterable of objects
@@ -586,7 +591,8 @@ def fit(
     ------
     ValueError
         If ``epochs`` is not a positive int, the data is empty, the model has
-        no parameters, or its output size does not match the number of classes.
+        no parameters, its output size does not match the number of classes,
+        or ``scheduler`` belongs to another optimizer.
     TypeError
         If the data is of an unsupported kind.
 
@@ -611,6 +617,9 @@ def fit(
         callbacks.insert(0, history)
     loss_fn = loss_fn if loss_fn is not None else nn.CrossEntropyLoss()
     optimizer = optimizer if optimizer is not None else torch.optim.Adam(parameters, lr=lr)
+    if scheduler is not None and scheduler.optimizer is not optimizer:
+        msg = "scheduler schedules another optimizer; pass that optimizer as optimizer= too"
+        raise ValueError(msg)
     device = parameters[0].device
     num_classes = _num_classes(train_data)
     loader = _batches(train_data, "train_data", batch_size, shuffle=shuffle, seed=seed)
@@ -641,6 +650,8 @@ def fit(
             loss = loss_fn(scores, labels)
             loss.backward()
             optimizer.step()
+            if scheduler is not None:
+                scheduler.step()
             size = labels.shape[0]
             batch_loss = float(loss.detach())
             total_loss += batch_loss * size

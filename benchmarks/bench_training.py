@@ -1,0 +1,278 @@
+"""Benchmark the tutorial's data, model and training (issue 5 goals).
+
+Measures, and prints as tables:
+
+1. generation time of the shapes data (``make_shapes``), per variant;
+2. ``SimpleCNN`` training time and test accuracy, with 2 and with 1 thread
+   (goal: >= 98 % test accuracy in <= 20 s of training on 2 cores), for the
+   registered ``simple_cnn-shapes`` recipe and alternatives;
+3. the Grad-CAM pointing game on ``relu3`` (goal: >= 95 % single object,
+   >= 90 % two objects, targeting each object's class in turn);
+4. the shortcut model: accuracy when the cue lies, how often it follows the
+   cue, and the share of Grad-CAM energy on the cue.
+
+Run: ``python benchmarks/bench_training.py`` (``--quick`` for a smoke run).
+Times depend on what else the machine runs: the load average is printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import time
+from collections.abc import Callable, Sequence
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from hooks_tutorial import _pretrained
+from hooks_tutorial.data import ShapesData, make_shapes
+from hooks_tutorial.models import SimpleCNN
+from hooks_tutorial.training import evaluate
+
+CamFn = Callable[[nn.Module, Tensor, Tensor], Tensor]
+
+
+def _inline_grad_cam(model: nn.Module, x: Tensor, target: Tensor) -> Tensor:
+    """Grad-CAM on ``model.relu3`` with a forward hook and a tensor hook, [B, H, W] in [0, 1]."""
+    stored: dict[str, Tensor] = {}
+
+    def keep(_module: nn.Module, _args: tuple[Tensor, ...], output: Tensor) -> None:
+        stored["activations"] = output
+        output.register_hook(lambda grad: stored.__setitem__("gradients", grad))
+
+    handle = model.relu3.register_forward_hook(keep)  # type: ignore[union-attr, operator]
+    try:
+        model.eval()
+        with torch.enable_grad():
+            scores = model(x)
+            scores.gather(1, target[:, None]).sum().backward()
+    finally:
+        handle.remove()
+    weights = stored["gradients"].mean(dim=(2, 3), keepdim=True)
+    cam = F.relu((weights * stored["activations"]).sum(dim=1, keepdim=True)).detach()
+    cam = F.interpolate(cam, size=x.shape[-2:], mode="bilinear", align_corners=False)[:, 0]
+    low = cam.flatten(1).amin(dim=1)[:, None, None]
+    high = cam.flatten(1).amax(dim=1)[:, None, None]
+    return torch.where(high > low, (cam - low) / (high - low).clamp_min(1e-12), 0)
+
+
+def _library_grad_cam() -> CamFn | None:
+    try:
+        from hooks_tutorial.cam import GradCAM  # noqa: PLC0415 - optional, written in parallel
+    except ImportError:
+        return None
+
+    def run(model: nn.Module, x: Tensor, target: Tensor) -> Tensor:
+        maps: Tensor = GradCAM(model, "relu3")(x, target)
+        return maps
+
+    return run
+
+
+def _batched_cam(cam: CamFn, model: nn.Module, x: Tensor, target: Tensor) -> Tensor:
+    return torch.cat(
+        [cam(model, x[i : i + 250], target[i : i + 250]) for i in range(0, len(x), 250)]
+    )
+
+
+def _hits(maps: Tensor, regions: Tensor) -> Tensor:
+    """Pointing game: is each map's maximum inside its region?"""
+    peak = maps.flatten(1).argmax(dim=1)
+    return regions.flatten(1).gather(1, peak[:, None])[:, 0]
+
+
+def _dilate(masks: Tensor, radius: int) -> Tensor:
+    kernel = torch.ones(1, 1, 2 * radius + 1, 2 * radius + 1)
+    return F.conv2d(masks[:, None].float(), kernel, padding=radius)[:, 0] > 0
+
+
+def _table(title: str, header: Sequence[str], rows: Sequence[Sequence[object]]) -> None:
+    cells = [[str(c) for c in header], *[[str(c) for c in row] for row in rows]]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
+    print(f"\n{title}")
+    for n, row in enumerate(cells):
+        print(
+            "  ".join(
+                c.rjust(w) if i else c.ljust(w)
+                for i, (c, w) in enumerate(zip(row, widths, strict=True))
+            )
+        )
+        if n == 0:
+            print("  ".join("-" * w for w in widths))
+
+
+def bench_data(n: int, repeats: int) -> None:
+    rows = []
+    for variant in ("single", "two", "shortcut"):
+        make_shapes(64, variant=variant)  # warm-up
+        times = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            make_shapes(n, variant=variant, seed=1)  # type: ignore[arg-type]
+            times.append(time.perf_counter() - start)
+        rows.append((variant, n, f"{min(times):.3f}", f"{sorted(times)[len(times) // 2]:.3f}"))
+    _table("data generation (seconds)", ["variant", "images", "best", "median"], rows)
+
+
+def train(config: _pretrained.PretrainedConfig, threads: int) -> tuple[SimpleCNN, dict[str, float]]:
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        return _pretrained._train(config)
+    finally:
+        torch.set_num_threads(before)
+
+
+def pointing(
+    model: nn.Module, cam: CamFn, single: ShapesData, two: ShapesData, tolerance: int
+) -> tuple[float, float, float, float]:
+    """Pointing-game hit rates: single, single within ``tolerance`` px, two, two within."""
+    maps = _batched_cam(cam, model, single.images, single.labels)
+    single_rate = float(_hits(maps, single.masks).float().mean())
+    single_near = float(_hits(maps, _dilate(single.masks, tolerance)).float().mean())
+    hits, near = [], []
+    for k in range(2):
+        maps = _batched_cam(cam, model, two.images, two.object_labels[:, k])
+        hits.append(_hits(maps, two.object_masks[:, k]))
+        near.append(_hits(maps, _dilate(two.object_masks[:, k], tolerance)))
+    return (
+        single_rate,
+        single_near,
+        float(torch.cat(hits).float().mean()),
+        float(torch.cat(near).float().mean()),
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="tiny sizes, for a smoke run")
+    parser.add_argument("--threads", default="2,1", help="comma-separated thread counts")
+    parser.add_argument(
+        "--recipes",
+        default="registered,avg,avg-wide",
+        help="comma-separated: registered, avg, avg-wide",
+    )
+    args = parser.parse_args(argv)
+    threads = [int(t) for t in args.threads.split(",")]
+    quick = args.quick
+    print(f"torch {torch.__version__}, {os.cpu_count()} CPUs, load average {os.getloadavg()}")
+
+    bench_data(400 if quick else 4000, 1 if quick else 3)
+
+    base = _pretrained.pretrained_config("simple_cnn-shapes")
+    if quick:
+        base = dataclasses.replace(base, n_train=256, n_test=128, epochs=2)
+    recipes = {
+        "registered": base,  # global max pooling
+        "avg": dataclasses.replace(base, pool="avg"),
+        "avg-wide": dataclasses.replace(base, pool="avg", channels=(16, 64, 128)),
+    }
+    chosen = [name.strip() for name in args.recipes.split(",")]
+
+    library_cam = _library_grad_cam()
+    cam = library_cam or _inline_grad_cam
+    n_eval = 200 if quick else 1000
+    single = make_shapes(n_eval, split="test", seed=100)
+    two = make_shapes(n_eval // 2, variant="two", split="test", seed=100)
+
+    rows, cam_rows = [], []
+    models: dict[str, SimpleCNN] = {}
+    for name in chosen:
+        config = recipes[name]
+        for count in threads:
+            model, metrics = train(config, count)
+            rows.append(
+                (
+                    name,
+                    f"{config.pool}, {config.channels}",
+                    f"{config.n_train} x {config.epochs}",
+                    count,
+                    f"{metrics['train_seconds']:.1f}",
+                    f"{metrics['test_accuracy']:.3f}",
+                    f"{os.getloadavg()[0]:.1f}",
+                )
+            )
+            models.setdefault(name, model)
+            print(f"trained {name} with {count} thread(s): {metrics}", flush=True)
+        model = models[name]
+        single_rate, single_near, two_rate, two_near = pointing(model, cam, single, two, 4)
+        if library_cam is not None:  # cross-check the library against the inline hooks
+            check = _inline_grad_cam(model, single.images[:32], single.labels[:32])
+            agree = float(
+                (check - library_cam(model, single.images[:32], single.labels[:32])).abs().max()
+            )
+        else:
+            agree = float("nan")
+        cam_rows.append(
+            (
+                name,
+                f"{single_rate:.3f}",
+                f"{single_near:.3f}",
+                f"{two_rate:.3f}",
+                f"{two_near:.3f}",
+                f"{agree:.1e}",
+            )
+        )
+    _table(
+        "SimpleCNN training (goal: test accuracy >= 0.98 in <= 20 s with 2 threads)",
+        ["recipe", "pool, channels", "images x epochs", "threads", "seconds", "test acc", "load"],
+        rows,
+    )
+    source = "hooks_tutorial.cam.GradCAM" if library_cam else "inline hooks"
+    _table(
+        f"Grad-CAM pointing game on relu3 ({source}), strict and within 4 px of the mask; "
+        "goals: >= 0.95 single, >= 0.90 two objects",
+        ["recipe", "single", "single, 4 px", "two objects", "two, 4 px", "max |lib - inline|"],
+        cam_rows,
+    )
+
+    # --- the shortcut model ----------------------------------------------------------
+    shortcut_rows = []
+    for name in chosen[:1]:
+        config = dataclasses.replace(recipes[name], variant="shortcut")
+        model, metrics = train(config, threads[0])
+        lying = make_shapes(n_eval, variant="shortcut", split="test", seed=100)
+        honest = make_shapes(n_eval, variant="shortcut", split="test", seed=100, cue_agreement=1.0)
+        with torch.no_grad():
+            predicted = torch.cat(
+                [model(lying.images[i : i + 500]).argmax(1) for i in range(0, n_eval, 500)]
+            )
+        follows_cue = float((predicted == lying.cue_labels).float().mean())
+        maps = _batched_cam(cam, model, lying.images, predicted)
+        near_cue = _dilate(lying.cue_masks, 4)
+        energy = (maps * near_cue).flatten(1).sum(1) / maps.flatten(1).sum(1).clamp_min(1e-12)
+        on_cue = float(_hits(maps, near_cue).float().mean())
+        on_object = float(_hits(maps, lying.masks).float().mean())
+        shortcut_rows.append(
+            (
+                name,
+                f"{metrics['train_seconds']:.1f}",
+                f"{evaluate(model, (honest.images, honest.labels))['accuracy']:.3f}",
+                f"{evaluate(model, (lying.images, lying.labels))['accuracy']:.3f}",
+                f"{follows_cue:.3f}",
+                f"{float(energy.mean()):.3f} (area {float(near_cue.float().mean()):.3f})",
+                f"{on_cue:.3f}",
+                f"{on_object:.3f}",
+            )
+        )
+    _table(
+        "shortcut model (cue = corner square; 'cue region' = cue dilated by 4 px)",
+        [
+            "recipe",
+            "seconds",
+            "acc, cue honest",
+            "acc, cue random",
+            "follows cue",
+            "CAM energy in cue region",
+            "peak on cue",
+            "peak on object",
+        ],
+        shortcut_rows,
+    )
+
+
+if __name__ == "__main__":
+    main()
