@@ -32,6 +32,8 @@ over the image.
 # ``hooks_tutorial.pretrained`` (trained once, then read from a cache), and a
 # test image it has never seen.
 
+import copy
+
 import matplotlib.pyplot as plt
 import torch
 import torch.nn.functional as F
@@ -124,12 +126,18 @@ print("positive weights:", int((weights > 0).sum()), "of", weights.shape[1])
 print("largest weights: ", weights[0].topk(3).values)
 
 # %%
-# ``SimpleCNN`` ends with global average pooling and one linear layer, so the
-# gradient at ``relu3`` is the same at every position of a channel: the
-# pooling spreads :math:`w^c_k` evenly over the :math:`Z` positions. The
-# spread of each channel's gradient over positions is zero up to rounding:
+# The chapter's model ends with global *max* pooling and one linear layer:
+# the score sees only the largest activation of each channel, so the gradient
+# of channel :math:`k` is the linear weight :math:`w^c_k` at that one position
+# and zero everywhere else. Averaging over the :math:`Z` positions then gives
+# :math:`\alpha^c_k = w^c_k / Z`: here Grad-CAM is the class activation map
+# (CAM, Zhou et al., CVPR 2016) divided by :math:`Z`.
 
-print("largest per-channel spread:", gradients.std(dim=(2, 3)).max().item())
+nonzero = (gradients != 0).sum(dim=(2, 3))
+print("positions with a nonzero gradient, per channel: at most", int(nonzero.max()))
+Z = gradients.shape[2] * gradients.shape[3]
+print("Z =", Z)
+print("weights == fc weights / Z:", torch.allclose(weights[0], model.fc.weight[target_class] / Z))
 
 # %%
 # Step 2: weighted sum of the feature maps
@@ -218,39 +226,46 @@ print(f"peak at row {row}, column {col}; on the object: {bool(test.masks[0, row,
 features = activations.clone().requires_grad_(True)  # A, as a leaf
 
 
-def head(feature_map):
-    return model.fc(model.flatten(model.gap(feature_map)))
+def head(feature_map, net=model):
+    return net.fc(net.flatten(net.gap(feature_map)))
 
 
-for scale in (0.1, 0.3, 1.0, 3.0, 10.0):
+for scale in (0.03, 0.1, 0.3, 1.0, 3.0):
     scaled_logits = scale * head(features)
     logit_grad = torch.autograd.grad(scaled_logits[0, target_class], features, retain_graph=True)[0]
     probability = scaled_logits.softmax(dim=1)[0, target_class]
     probability_grad = torch.autograd.grad(probability, features)[0]
     print(
-        f"scale {scale:5.1f}: p_c = {probability.item():.4f}   "
-        f"max|dy/dA| = {logit_grad.abs().max().item():.5f}   "
+        f"scale {scale:4.2f}: p_c = {probability.item():.6f}   "
+        f"max|dy/dA| = {logit_grad.abs().max().item():.4f}   "
         f"max|dp/dA| = {probability_grad.abs().max().item():.2e}"
     )
 
 # %%
-# The logit's gradient grows with the scale, as the logit does; the
-# probability's gradient shrinks towards zero as :math:`p_c` approaches 1. A
-# map built from the probability would fade exactly when the model is most
-# sure, and its weights would mix in the other classes. The formula above is
-# exactly what autograd computes:
+# Scale 1 is the model as trained. The logit's gradient grows with the scale,
+# as the logit does; the probability's gradient shrinks towards zero as
+# :math:`p_c` approaches 1. A map built from the probability would fade
+# exactly when the model is most sure, and its weights would mix in the
+# other classes.
+#
+# The formula above is exactly what autograd computes. We check it in double
+# precision: with :math:`p_c` this close to 1, the subtraction in the formula
+# would lose most of float32's digits.
 
-logits_now = head(features)
-probs_now = logits_now.softmax(dim=1)[0]
+model64 = copy.deepcopy(model).double()
+features64 = activations.double().requires_grad_(True)
+logits64 = head(features64, net=model64)
+probs64 = logits64.softmax(dim=1)[0]
 grad_y = [
-    torch.autograd.grad(logits_now[0, j], features, retain_graph=True)[0]
+    torch.autograd.grad(logits64[0, j], features64, retain_graph=True)[0]
     for j in range(len(classes))
 ]
-by_formula = probs_now[target_class] * (
-    grad_y[target_class] - sum(probs_now[j] * grad_y[j] for j in range(len(classes)))
+by_formula = probs64[target_class] * (
+    grad_y[target_class] - sum(probs64[j] * grad_y[j] for j in range(len(classes)))
 )
-by_autograd = torch.autograd.grad(probs_now[target_class], features)[0]
-print("formula matches autograd:", torch.allclose(by_formula, by_autograd, atol=1e-9))
+by_autograd = torch.autograd.grad(probs64[target_class], features64)[0]
+print("1 - p_c =", (1 - probs64[target_class]).item())
+print("formula matches autograd:", torch.allclose(by_formula, by_autograd, rtol=1e-6, atol=1e-15))
 
 # %%
 # Removing the hook
@@ -262,6 +277,7 @@ print("formula matches autograd:", torch.allclose(by_formula, by_autograd, atol=
 
 handle.remove()
 print("forward hooks on relu3:", len(model.relu3._forward_hooks))
+print("hooks anywhere in the model:", ht.count_hooks(model).total)
 
 # %%
 # Everything in one function
@@ -324,8 +340,8 @@ print("forward hooks on relu3:", len(model.relu3._forward_hooks))
 #    predicted one. Does the peak move?
 # 2. Compute the map with the probability :math:`p_c` instead of the logit,
 #    and compare the largest values of the two raw maps.
-# 3. Put the hook on ``model.conv3`` (before batch norm and ReLU) instead of
-#    ``model.relu3``. Is the gradient still the same at every position?
+# 3. Put the hook on ``model.relu2`` instead of ``model.relu3``. How many
+#    positions per channel get a nonzero gradient now, and why?
 #
 # .. dropdown:: Solutions
 #
@@ -357,10 +373,11 @@ print("forward hooks on relu3:", len(model.relu3._forward_hooks))
 #       finally:
 #           handle.remove()
 #
-#       # 3. the BatchNorm scale and the ReLU mask make it vary
-#       def spread(module, args, output):
-#           output.register_hook(lambda grad: print(grad.std(dim=(2, 3)).max().item()))
+#       # 3. conv3 (3x3) and pool2 spread each channel's gradient over
+#       #    several positions of relu2's output
+#       def count(module, args, output):
+#           output.register_hook(lambda grad: print((grad != 0).sum(dim=(2, 3))))
 #
-#       handle = model.conv3.register_forward_hook(spread)
+#       handle = model.relu2.register_forward_hook(count)
 #       model(image)[0, target_class].backward()
 #       handle.remove()

@@ -161,9 +161,10 @@ show_maps(
 )
 
 # %%
-# Every map is scaled to [0, 1] on its own, so a map built from tiny evidence
-# looks as bright as a strong one; the raw maxima printed above tell them
-# apart.
+# Every map is scaled to [0, 1] on its own, so the figure hides how strong
+# each map is. The raw maxima printed above show that a class with a low
+# probability can still have positive evidence somewhere: Grad-CAM shows
+# where the evidence *for* a class lies, not whether that class wins.
 #
 # Two objects, two explanations
 # -----------------------------
@@ -210,17 +211,17 @@ layers = ["relu1", "relu2", "relu3"]
 by_layer = {}
 for name in layers:
     with ht.GradCAM(model, name) as cam:
-        print(f"{name}: raw map {tuple(cam(images[:4], raw=True).shape[1:])}")
-        by_layer[name] = cam(images[:4])
+        print(f"{name}: raw map {tuple(cam(images, raw=True).shape[1:])}")
+        by_layer[name] = cam(images)
 
-show_maps(images[:4], by_layer, labels)
+show_maps(images[:4], {name: maps[:4] for name, maps in by_layer.items()}, labels)
 
 # %%
-# The pointing game for each layer, on the same images:
+# The pointing game for each layer, on the eight images:
 
 for name in layers:
-    score = pointing_game(by_layer[name], test.masks[:4]).float().mean()
-    print(f"{name}: {score:.2f}")
+    score = pointing_game(by_layer[name], test.masks[:8]).float().mean()
+    print(f"{name}: {score:.3f}")
 
 # %%
 # Right and wrong predictions
@@ -293,7 +294,9 @@ show_maps(
 #       # 1.
 #       with ht.GradCAM(model, ["relu2", "relu3"]) as cam:
 #           both = cam(images[:4])
-#       show_maps(images[:4], {**by_layer, "relu2 + relu3": both}, labels)
+#       show_maps(images[:4], {"relu2": by_layer["relu2"][:4],
+#                              "relu3": by_layer["relu3"][:4],
+#                              "relu2 + relu3": both}, labels)
 #
 #       # 2.
 #       with ht.GradCAM(model, "relu3") as cam:

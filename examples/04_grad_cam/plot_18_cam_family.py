@@ -14,8 +14,8 @@ rank the pixels the model really uses?
 
 - the formulas of Grad-CAM, Grad-CAM++, XGrad-CAM, Layer-CAM, HiResCAM,
   Score-CAM and Eigen-CAM, and what each changes;
-- why three of them coincide on a network that ends in global average
-  pooling and one linear layer;
+- what global max pooling before the linear layer does to the
+  gradient-based maps;
 - how to compare methods with the pointing game, deletion and insertion
   curves, and timing, on data with known object masks.
 
@@ -90,7 +90,7 @@ methods = {
     "XGrad-CAM": ht.XGradCAM(model, "relu3"),
     "Layer-CAM": ht.LayerCAM(model, "relu3"),
     "HiResCAM": ht.HiResCAM(model, "relu3"),
-    "Score-CAM": ht.ScoreCAM(model, "relu3", batch_size=256),
+    "Score-CAM": ht.ScoreCAM(model, "relu3", batch_size=64),
     "Eigen-CAM": ht.EigenCAM(model, "relu3"),
 }
 for name, method in methods.items():
@@ -100,11 +100,11 @@ for name, method in methods.items():
 # Seven maps for the same images
 # ------------------------------
 #
-# A fixed subset of the test set: the first 32 images. Every method explains
+# A fixed subset of the test set: the first 48 images. Every method explains
 # the predicted class (Eigen-CAM has no class). The time of each call is
 # recorded for the table below.
 
-test = ht.make_shapes(32, split="test", seed=0)
+test = ht.make_shapes(48, split="test", seed=0)
 images = test.images
 maps = {}
 seconds = {}
@@ -150,25 +150,38 @@ show_maps(
 )
 
 # %%
-# Three maps are the same
-# -----------------------
+# What max pooling does to the gradients
+# --------------------------------------
 #
-# On this network the gradient at ``relu3`` is the same at every position of
-# a channel (global average pooling spreads the linear weight evenly).
-# Then XGrad-CAM's activation-weighted average equals the plain average, and
-# HiResCAM's per-position product sums to Grad-CAM's map, so the three
-# coincide up to rounding:
+# The chapter's model ends with global *max* pooling and one linear layer, so
+# each channel's gradient is nonzero at one position only: its maximum (see
+# the previous pages). Two consequences can be checked. Grad-CAM averages
+# that gradient to :math:`w^c_k / Z`, so it equals the original CAM (Zhou et
+# al., CVPR 2016; ``hooks_tutorial.CAM``) divided by :math:`Z`:
 
-for name in ("XGrad-CAM", "HiResCAM"):
-    difference = (maps[name] - maps["Grad-CAM"]).abs().max().item()
-    print(f"max |{name} - Grad-CAM| = {difference:.1e}")
+grad_cam_raw = methods["Grad-CAM"](images, raw=True)
+cam_raw = ht.CAM(model, "relu3", "fc")(images, raw=True)
+Z = grad_cam_raw.shape[1] * grad_cam_raw.shape[2]
+print("Z =", Z)
+print(f"max |CAM / Z - Grad-CAM| = {(cam_raw / Z - grad_cam_raw).abs().max():.1e}")
 
 # %%
-# They differ on models without that structure, or at other layers (see the
-# exercises). Agreement between the other methods and Grad-CAM, as the mean
-# correlation of their maps over the 32 images:
+# And the methods that keep the gradient per position, HiResCAM and
+# Layer-CAM, only see each channel's maximum, so their raw maps (before
+# upsampling) are nonzero at fewer positions than Grad-CAM's:
 
-for name in ("Grad-CAM++", "Layer-CAM", "Score-CAM", "Eigen-CAM"):
+for name in ("Grad-CAM", "XGrad-CAM", "Grad-CAM++", "HiResCAM", "Layer-CAM"):
+    raw = methods[name](images, raw=True)
+    positions = (raw > 0).float().sum(dim=(1, 2)).mean()
+    print(f"{name:>10}: {positions:5.1f} of {Z} positions above zero, on average")
+
+# %%
+# On a network with global *average* pooling instead, the gradient is the
+# same at every position of a channel, and Grad-CAM, XGrad-CAM and HiResCAM
+# give the same map (exercise 1). How close the other methods come to
+# Grad-CAM here, as the mean correlation of their maps over the images:
+
+for name in ("Grad-CAM++", "XGrad-CAM", "Layer-CAM", "HiResCAM", "Score-CAM", "Eigen-CAM"):
     correlation = pearson(maps[name], maps["Grad-CAM"]).mean()
     print(f"{name:>10}: mean correlation with Grad-CAM {correlation:.3f}")
 
@@ -176,19 +189,20 @@ for name in ("Grad-CAM++", "Layer-CAM", "Score-CAM", "Eigen-CAM"):
 # Measuring the maps
 # ------------------
 #
-# Three measures, computed on the 32 images for each method:
+# Three measures, computed on the same images for each method:
 #
 # - **pointing game** (Zhang et al., ECCV 2016): the share of maps whose
 #   maximum lies on the object's mask (higher is better);
-# - **deletion AUC** (Petsiuk et al., BMVC 2018): replace pixels with black,
-#   most salient first, and take the area under the curve of the class
-#   probability (lower is better: the right pixels make it drop fast);
-# - **insertion AUC**: start from a blurred image and insert the original
-#   pixels, most salient first (higher is better).
+# - **deletion AUC** (Petsiuk et al., BMVC 2018): replace pixels with a
+#   baseline, most salient first, and take the area under the curve of the
+#   class probability (lower is better: the right pixels make it drop fast);
+# - **insertion AUC** (same paper): start from the baseline and put the
+#   original pixels back, most salient first (higher is better).
 #
-# Both curves use 16 steps here to keep the page fast, and the time column
-# is the wall time of the method call above divided by the number of images
-# (it changes from run to run and from machine to machine).
+# Both curves use a blurred copy of the image as the baseline and 16 steps
+# here, to keep the page fast. The time column is the wall time of the
+# method call above divided by the number of images (it changes from run to
+# run and from machine to machine).
 
 steps = 16
 table = []
@@ -197,38 +211,57 @@ for name, m in maps.items():
         (
             name,
             pointing_game(m, test.masks).float().mean().item(),
-            deletion_auc(model, images, m, steps=steps).mean().item(),
-            insertion_auc(model, images, m, steps=steps).mean().item(),
+            deletion_auc(model, images, m, steps=steps, baseline="blur").mean().item(),
+            insertion_auc(model, images, m, steps=steps, baseline="blur").mean().item(),
             1000 * seconds[name] / len(images),
         )
     )
 
-print(f"{len(images)} test images, deletion and insertion curves with {steps} steps\n")
+print(f"{len(images)} test images; deletion and insertion: blur baseline, {steps} steps\n")
 print(f"{'method':<11} {'pointing':>8} {'deletion':>9} {'insertion':>9} {'ms/image':>9}")
 print(f"{'':<11} {'(higher)':>8} {'(lower)':>9} {'(higher)':>9} {'':>9}")
 for name, pointing, deletion, insertion, ms in table:
     print(f"{name:<11} {pointing:8.3f} {deletion:9.3f} {insertion:9.3f} {ms:9.2f}")
 
 # %%
-# A reference point helps to read the AUCs: the same measures for a map of
-# random noise, which knows nothing about the image.
+# A reference point helps to read the numbers: the same measures for a map
+# of random noise, which knows nothing about the image. The last two lines
+# list the methods that do better than it.
 
 generator = torch.Generator().manual_seed(0)
 noise = torch.rand(images.shape[0], 64, 64, generator=generator)
+random_deletion = deletion_auc(model, images, noise, steps=steps, baseline="blur").mean().item()
+random_insertion = insertion_auc(model, images, noise, steps=steps, baseline="blur").mean().item()
 print(
     f"random map: pointing {pointing_game(noise, test.masks).float().mean():.3f}, "
-    f"deletion {deletion_auc(model, images, noise, steps=steps).mean():.3f}, "
-    f"insertion {insertion_auc(model, images, noise, steps=steps).mean():.3f}"
+    f"deletion {random_deletion:.3f}, insertion {random_insertion:.3f}"
 )
+print("deletion below the random map's: ", [row[0] for row in table if row[2] < random_deletion])
+print("insertion above the random map's:", [row[0] for row in table if row[3] > random_insertion])
 
 # %%
-# How to read the table: the numbers come from 32 images and one small
-# model, so they rank the methods *for this model and this data*, not in
-# general. The pointing game only asks whether the peak is on the object;
-# deletion and insertion ask whether the map orders the pixels the way the
-# model uses them. Score-CAM needs no gradients but one forward pass per
-# channel, so it is the slowest here. Eigen-CAM ignores the class, so it
-# cannot separate two objects of different classes (try it on the
+# The baseline matters
+# --------------------
+#
+# The RISE paper deletes pixels by setting them to black (``baseline="zeros"``,
+# the default of ``deletion_auc``). Black pixels scattered at random over
+# the image take it far from anything the model was trained on, so the
+# probability can drop for that reason alone. The same comparison with black
+# pixels, for Grad-CAM and for the random map:
+
+for name, saliency in (("Grad-CAM", maps["Grad-CAM"]), ("random map", noise)):
+    black = deletion_auc(model, images, saliency, steps=steps, baseline="zeros").mean()
+    print(f"{name:>10}: deletion AUC with black pixels {black:.3f}")
+
+# %%
+# How to read the table: the numbers come from a few dozen images and one
+# small model, so they rank the methods *for this model and this data*, not
+# in general. The pointing game only asks whether the peak is on the
+# object; deletion and insertion ask whether the map orders the pixels the
+# way the model uses them, and their answer depends on the baseline: always
+# compare with a random map. Score-CAM needs no gradients but one forward
+# pass per channel, so it is the slowest here. Eigen-CAM ignores the class,
+# so it cannot separate two objects of different classes (try it on the
 # two-object images of the previous page).
 #
 # Summary
@@ -239,16 +272,19 @@ print(
 #   per position (Layer-CAM, HiResCAM).
 # - Score-CAM replaces gradients by forward passes on masked inputs;
 #   Eigen-CAM uses no class at all.
-# - After global average pooling and one linear layer, Grad-CAM, XGrad-CAM
-#   and HiResCAM give the same map.
+# - With global pooling and one linear layer, Grad-CAM equals CAM divided by
+#   :math:`Z`. After max pooling, the per-position methods see the gradient
+#   at one position per channel; after average pooling, Grad-CAM, XGrad-CAM
+#   and HiResCAM coincide.
 # - Ground-truth masks and perturbation curves turn "this map looks right"
 #   into numbers that can be compared.
 #
 # Exercises
 # ---------
 #
-# 1. Repeat the comparison at ``"conv3"`` (before batch norm and ReLU). Do
-#    Grad-CAM, XGrad-CAM and HiResCAM still coincide?
+# 1. Build ``ht.SimpleCNN(pool="avg", seed=0)`` (untrained weights are
+#    enough) and check that Grad-CAM, XGrad-CAM and HiResCAM give the same
+#    raw signed maps (``relu=False``, ``raw=True``) on it.
 # 2. Use ``ht.ScoreCAM(model, "relu3", top_k=16)`` and compare its time and
 #    its maps with the full Score-CAM.
 # 3. Add ``hooks_tutorial.metrics.energy_pointing_game`` (the share of the
@@ -258,18 +294,19 @@ print(
 #
 #    .. code-block:: python
 #
-#       # 1. the gradient now varies over positions
-#       at_conv3 = {
-#           name: cls(model, "conv3")(images)
+#       # 1. average pooling: the gradient is the same at every position
+#       average_model = ht.SimpleCNN(pool="avg", seed=0).eval()
+#       signed = {
+#           name: cls(average_model, "relu3", relu=False)(images, target=0, raw=True)
 #           for name, cls in [("Grad-CAM", ht.GradCAM), ("XGrad-CAM", ht.XGradCAM),
 #                             ("HiResCAM", ht.HiResCAM)]
 #       }
 #       for name in ("XGrad-CAM", "HiResCAM"):
-#           print(name, (at_conv3[name] - at_conv3["Grad-CAM"]).abs().max().item())
+#           print(name, (signed[name] - signed["Grad-CAM"]).abs().max().item())
 #
 #       # 2.
 #       start = time.perf_counter()
-#       fast = ht.ScoreCAM(model, "relu3", top_k=16, batch_size=256)(images)
+#       fast = ht.ScoreCAM(model, "relu3", top_k=16, batch_size=64)(images)
 #       print("seconds:", time.perf_counter() - start)
 #       print("max difference:", (fast - maps["Score-CAM"]).abs().max().item())
 #

@@ -27,11 +27,11 @@ the cue lies.
 # Data with a shortcut
 # --------------------
 #
-# ``make_shapes(variant="shortcut")`` adds a 6 x 6 pixel square in a random
-# corner. In the ``"train"`` split its colour encodes the class (one colour
-# per class); in the ``"test"`` split the colour is random. We draw fresh
-# images of both kinds: *training-like* images (new images from the training
-# split, cue honest) and test images (cue random).
+# ``make_shapes(variant="shortcut")`` adds a small square in a random corner
+# of each image. In the ``"train"`` split its colour encodes the class (one
+# colour per class); in the ``"test"`` split the colour is random. We draw
+# fresh images of both kinds: *training-like* images (new images from the
+# training split, cue honest) and test images (cue random).
 
 import matplotlib.pyplot as plt
 import torch
@@ -42,8 +42,14 @@ from hooks_tutorial import metrics
 torch.manual_seed(0)
 train_like = ht.make_shapes(300, variant="shortcut", split="train", seed=20)
 test = ht.make_shapes(300, variant="shortcut", split="test", seed=20)
-print(f"cue colour agrees with the label, training-like: {(train_like.cue_labels == train_like.labels).float().mean():.3f}")
-print(f"cue colour agrees with the label, test:          {(test.cue_labels == test.labels).float().mean():.3f}")
+
+rows, cols = torch.nonzero(test.cue_masks[0], as_tuple=True)
+print(
+    f"cue: {len(rows.unique())} x {len(cols.unique())} pixels of a {test.images.shape[-1]}-pixel image side"
+)
+for name, data in (("training-like", train_like), ("test", test)):
+    honest = (data.cue_labels == data.labels).float().mean().item()
+    print(f"{name:14s} cue colour agrees with the label: {honest:.3f}")
 
 # %%
 # Two models
@@ -65,17 +71,20 @@ def agreement(model, data, answers):
         return (model(data.images).argmax(dim=1) == answers).float().mean().item()
 
 
-print(f"{'':16s} {'accuracy, training-like':>24s} {'accuracy, test':>15s} {'test: predicts the cue':>23s}")
+print(
+    f"{'':16s} {'accuracy, training-like':>24s} {'accuracy, test':>15s} {'test: predicts the cue':>23s}"
+)
 for name, model in models.items():
     print(
         f"{name:16s} {agreement(model, train_like, train_like.labels):24.3f}"
         f" {agreement(model, test, test.labels):15.3f} {agreement(model, test, test.cue_labels):23.3f}"
     )
+print(f"chance level (guessing one of {len(test.classes)} classes): {1 / len(test.classes):.3f}")
 
 # %%
 # On training-like images the shortcut model looks excellent. On the test
-# images, where the cue's colour is random, it falls to about chance level
-# (one class in five), and the last column shows what it predicts instead:
+# images, where the cue's colour is random, it falls to chance level, and
+# the last column shows what it predicts instead:
 # the class that the cue's colour stands for. The clean model does about as
 # well on both kinds of images, and follows the cue only as often as chance
 # would have it. Accuracy tables like this one need test data where the
@@ -98,11 +107,16 @@ fig, axes = plt.subplots(3, 4, figsize=(8.4, 6.6))
 for col in range(4):
     picture = images[col].permute(1, 2, 0)
     axes[0, col].imshow(picture)
-    axes[0, col].set_title(f"{test.classes[test.labels[col]]}, cue says {test.classes[test.cue_labels[col]]}", fontsize=8)
+    axes[0, col].set_title(
+        f"{test.classes[test.labels[col]]}, cue says {test.classes[test.cue_labels[col]]}",
+        fontsize=8,
+    )
     for row, name in enumerate(models, start=1):
         axes[row, col].imshow(ht.overlay(picture, maps[name][col]))
         axes[row, col].contour(test.masks[col], levels=[0.5], colors="white", linewidths=1)
-        axes[row, col].contour(test.cue_masks[col], levels=[0.5], colors="black", linewidths=1, linestyles="dashed")
+        axes[row, col].contour(
+            test.cue_masks[col], levels=[0.5], colors="black", linewidths=1, linestyles="dashed"
+        )
         axes[row, col].set_title(f"predicts {test.classes[predictions[name][col]]}", fontsize=8)
 for ax in axes.flat:
     ax.set_xticks([])
@@ -115,8 +129,8 @@ fig.tight_layout()
 # %%
 # The shortcut model's maps sit on the corner with the cue, and its
 # predictions name the cue's class rather than the shape. The clean model's
-# maps have no reason to visit the corner. Four images are
-# anecdotes, though; the next section measures all test images.
+# maps have no reason to visit the corner. Four images are anecdotes,
+# though; the next section measures all test images.
 #
 # Measuring it: energy on the cue and on the object
 # -------------------------------------------------
@@ -124,16 +138,19 @@ fig.tight_layout()
 # The share of a map's energy in a region is the sum of the map inside the
 # region divided by its total sum
 # (``hooks_tutorial.metrics.energy_pointing_game``). We average it over all
-# 300 test images. For reference, the last row gives each region's share of
+# the test images. For reference, the last row gives each region's share of
 # the image's area: what a flat map would score.
 
 test_maps = {name: ht.GradCAM(model, "relu3")(test.images) for name, model in models.items()}
+print(f"mean over {len(test)} test images")
 print(f"{'':16s} {'energy on cue':>14s} {'energy on object':>17s}")
 for name in models:
     on_cue = metrics.energy_pointing_game(test_maps[name], test.cue_masks).mean().item()
     on_object = metrics.energy_pointing_game(test_maps[name], test.masks).mean().item()
     print(f"{name:16s} {on_cue:14.3f} {on_object:17.3f}")
-print(f"{'area share':16s} {test.cue_masks.float().mean().item():14.3f} {test.masks.float().mean().item():17.3f}")
+print(
+    f"{'area share':16s} {test.cue_masks.float().mean().item():14.3f} {test.masks.float().mean().item():17.3f}"
+)
 
 # %%
 # The cue covers less than one percent of the image, yet the shortcut model's

@@ -2,10 +2,10 @@
 Guided backpropagation and Guided Grad-CAM
 ==========================================
 
-A Grad-CAM map has the resolution of its layer: 16 x 16 for ``relu3`` of
-``SimpleCNN``, upsampled to the 64 x 64 image. The gradient of the score
-with respect to the input pixels has full resolution, but it is noisy.
-*Guided backpropagation* (Springenberg et al., ICLR Workshop 2015) changes
+A Grad-CAM map has the resolution of its layer: a few cells per side for
+``relu3`` of ``SimpleCNN``, upsampled to the 64 x 64 image. The gradient of
+the score with respect to the input pixels has full resolution, but it is
+noisy. *Guided backpropagation* (Springenberg et al., ICLR Workshop 2015) changes
 one rule of the backward pass, the one of each ReLU, and gives sharper
 input maps; *Guided Grad-CAM* (Selvaraju et al., ICCV 2017) multiplies them
 by the upsampled Grad-CAM map. Changing a module's gradient is exactly what
@@ -58,13 +58,14 @@ print("predicted:", [data.classes[i] for i in predicted])
 #
 # The simplest input map is :math:`|\partial y^c / \partial x|`: how much the
 # score of class :math:`c` changes when one pixel changes. It needs no hook,
-# only an input that requires grad. We explain the predicted classes and take
-# the largest absolute value over the three colour channels.
+# only an input that requires grad. We explain the predicted classes and
+# use ``torch.autograd.grad``, which returns the gradient with respect to the
+# input and leaves the parameters' ``.grad`` alone. Summing the scores is
+# fine: each image's score depends on that image only.
 
 x = images.clone().requires_grad_(True)
 scores = model(x).gather(1, predicted[:, None]).squeeze(1)
-scores.sum().backward()  # each image's score depends on that image only
-plain_gradient = x.grad.clone()
+(plain_gradient,) = torch.autograd.grad(scores.sum(), x)
 print("input gradient:", tuple(plain_gradient.shape))
 
 # %%
@@ -101,8 +102,7 @@ handles = [relu.register_full_backward_hook(guided_relu_hook) for relu in relus]
 try:
     x = images.clone().requires_grad_(True)
     scores = model(x).gather(1, predicted[:, None]).squeeze(1)
-    scores.sum().backward()
-    guided = x.grad.clone()
+    (guided,) = torch.autograd.grad(scores.sum(), x)  # the hooks fire here
 finally:
     for handle in handles:
         handle.remove()
@@ -110,9 +110,9 @@ print("hooks left on the model:", ht.count_hooks(model).total)
 print("guided gradients are >= 0 at the input?", bool((guided >= 0).all()))
 
 # %%
-# The last line is expected to be ``False``: only the gradients that leave
-# each ReLU are clamped; the convolutions between the input and the first ReLU
-# mix signs again.
+# The last line prints ``False``: only the gradients that leave each ReLU are
+# clamped, and the convolution between the input and the first ReLU mixes
+# signs again.
 #
 # Guided Grad-CAM
 # ---------------
@@ -122,7 +122,9 @@ print("guided gradients are >= 0 at the input?", bool((guided >= 0).all()))
 # :doc:`/auto_examples/04_grad_cam/plot_16_gradcam_from_scratch` builds it
 # from hooks.
 
-gradcam_maps = ht.GradCAM(model, "relu3")(images, target=predicted)  # [4, 64, 64] in [0, 1]
+gradcam = ht.GradCAM(model, "relu3")
+print("Grad-CAM grid at relu3:", tuple(gradcam(images, target=predicted, raw=True).shape[-2:]))
+gradcam_maps = gradcam(images, target=predicted)  # [4, 64, 64] in [0, 1]
 guided_gradcam = guided * gradcam_maps[:, None]
 print("Grad-CAM maps:", tuple(gradcam_maps.shape), " Guided Grad-CAM:", tuple(guided_gradcam.shape))
 
@@ -158,10 +160,11 @@ for row in range(4):
 fig.tight_layout()
 
 # %%
-# The plain gradient is spread over the object's edges, the clutter and the
-# background texture. Guided backpropagation looks cleaner. Grad-CAM is
-# coarse but class-specific, and the product keeps the fine structure only
-# where Grad-CAM points. Whether the sharp guided maps actually depend on the
+# The plain gradient is a noisy cloud over the object and its surroundings.
+# Guided backpropagation traces the object's outline sharply. Grad-CAM is
+# coarse, one value per cell of its grid, but it is computed for the
+# explained class, and the product keeps the sharp outline only where
+# Grad-CAM points. Whether the sharp guided maps actually depend on the
 # model is another question: the sanity check in
 # :doc:`/auto_examples/04_grad_cam/plot_19_trust` answers it.
 #
@@ -217,7 +220,9 @@ with ht.GuidedGradCAM(model, "relu3") as guided_gradcam_method:
     library_guided_gradcam = guided_gradcam_method(images, target=predicted)
 
 print("largest guided gradient:             ", f"{guided.abs().max().item():.3e}")
-print("max |difference|, GuidedBackprop:    ", f"{(library_guided - guided).abs().max().item():.1e}")
+print(
+    "max |difference|, GuidedBackprop:    ", f"{(library_guided - guided).abs().max().item():.1e}"
+)
 print(
     "max |difference|, in-place copy:     ",
     f"{(library_guided_inplace - guided).abs().max().item():.1e}",

@@ -133,7 +133,10 @@ try:
 finally:
     handle.remove()
 
-print("stored values changed afterwards by:", f"{(stored['detached'] - stored['cloned']).abs().max().item():.3f}")
+print(
+    "stored values changed afterwards by:",
+    f"{(stored['detached'] - stored['cloned']).abs().max().item():.3f}",
+)
 print("negative values in the detached copy?", bool((stored["detached"] < 0).any()))
 print("negative values in the clone?        ", bool((stored["cloned"] < 0).any()))
 
@@ -145,7 +148,10 @@ print("negative values in the clone?        ", bool((stored["cloned"] < 0).any()
 weights = stored["gradient"].mean(dim=(2, 3), keepdim=True)
 map_detached = torch.relu((weights * stored["detached"]).sum(dim=1))
 map_cloned = torch.relu((weights * stored["cloned"]).sum(dim=1))
-print("max |difference| between the two maps:", f"{(map_detached - map_cloned).abs().max().item():.3e}")
+print(
+    "max |difference| between the two maps:",
+    f"{(map_detached - map_cloned).abs().max().item():.3e}",
+)
 print("largest value of the correct map:     ", f"{map_cloned.abs().max().item():.3e}")
 
 # %%
@@ -163,7 +169,10 @@ print("largest value of the correct map:     ", f"{map_cloned.abs().max().item()
 cam = ht.GradCAM(resnet, "layer4.1.bn2")
 library_map = cam(images, target=0, raw=True)
 print("library map:", tuple(library_map.shape))
-print("max |difference| to the clone-based map:", f"{(library_map - map_cloned).abs().max().item():.1e}")
+print(
+    "max |difference| to the clone-based map:",
+    f"{(library_map - map_cloned).abs().max().item():.1e}",
+)
 print("hooks left on the model:", ht.count_hooks(resnet).total)
 
 # %%
@@ -187,7 +196,9 @@ class TinyViT(nn.Module):
         self.prefix = nn.Parameter(torch.randn(1, 1 + extra_tokens, dim) * 0.02)
         self.position = nn.Parameter(torch.randn(1, 1 + extra_tokens + patches, dim) * 0.02)
         self.blocks = nn.ModuleList(
-            nn.TransformerEncoderLayer(dim, nhead=4, dim_feedforward=2 * dim, dropout=0.0, batch_first=True)
+            nn.TransformerEncoderLayer(
+                dim, nhead=4, dim_feedforward=2 * dim, dropout=0.0, batch_first=True
+            )
             for _ in range(depth)
         )
         self.norm = nn.LayerNorm(dim)
@@ -257,7 +268,11 @@ except ValueError as error:
 two_prefix_tokens = functools.partial(ht.token_reshape_transform, prefix_tokens=2)
 cam = ht.GradCAM(vit_registers, "blocks.0", reshape_transform=two_prefix_tokens)
 print("raw map:", tuple(cam(images, raw=True).shape))
-print("hooks left on the two transformers:", ht.count_hooks(vit).total, ht.count_hooks(vit_registers).total)
+print(
+    "hooks left on the two transformers:",
+    ht.count_hooks(vit).total,
+    ht.count_hooks(vit_registers).total,
+)
 
 # %%
 # Summary
