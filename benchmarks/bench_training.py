@@ -41,9 +41,9 @@ def _inline_grad_cam(model: nn.Module, x: Tensor, target: Tensor) -> Tensor:
 
     def keep(_module: nn.Module, _args: tuple[Tensor, ...], output: Tensor) -> None:
         stored["activations"] = output
-        output.register_hook(lambda grad: stored.__setitem__("gradients", grad))
+        output.register_hook(lambda grad: stored.__setitem__("gradients", grad))  # type: ignore[no-untyped-call]
 
-    handle = model.relu3.register_forward_hook(keep)  # type: ignore[union-attr, operator]
+    handle = model.relu3.register_forward_hook(keep)  # type: ignore[union-attr]
     try:
         model.eval()
         with torch.enable_grad():
@@ -111,7 +111,7 @@ def bench_data(n: int, repeats: int) -> None:
         times = []
         for _ in range(repeats):
             start = time.perf_counter()
-            make_shapes(n, variant=variant, seed=1)  # type: ignore[arg-type]
+            make_shapes(n, variant=variant, seed=1)
             times.append(time.perf_counter() - start)
         rows.append((variant, n, f"{min(times):.3f}", f"{sorted(times)[len(times) // 2]:.3f}"))
     _table("data generation (seconds)", ["variant", "images", "best", "median"], rows)

@@ -252,7 +252,9 @@ with ht.GradCAM(model, "relu3") as cam:
 row_labels = []
 for i in chosen:
     verdict = "wrong" if predicted[i] != test.labels[i] else "right"
-    row_labels.append(f"{verdict}, p={confidence[i]:.2f}")
+    row_labels.append(
+        f"{classes[test.labels[i]]} -> {classes[predicted[i]]}\n{verdict}, p={confidence[i]:.2f}"
+    )
     print(
         f"image {i:4d}: true {classes[test.labels[i]]:>8}, "
         f"predicted {classes[predicted[i]]:>8} (p = {confidence[i]:.3f}), {verdict}"
@@ -264,6 +266,10 @@ show_maps(
 )
 
 # %%
+# How to read such a pair: if both maps cover the object, the model looked
+# in the right place and misjudged the shape; if the predicted class's map
+# lies elsewhere, something else in the image drove the decision.
+#
 # Summary
 # -------
 #

@@ -154,6 +154,7 @@ for baseline in ("random", "centre"):
 # first eight images; the tables show the mean over them.
 
 few = images[:8]
+print("images in the test:", len(few))
 gradcam_steps = metrics.model_randomization(model, lambda copy: ht.GradCAM(copy, "relu3"), few)
 
 
@@ -233,11 +234,11 @@ fig.tight_layout()
 
 # %%
 # Guided backpropagation behaves very differently. Randomizing ``fc`` and
-# ``bn3``, the layers that decide between the classes, leaves its maps much
-# like the original ones (the figure still shows the object's outline). Its
-# similarity then declines only gradually as the convolutions are
-# randomized, and is lowest once the first block is random too. On this
-# small network that is the pattern Adebayo et al. reported for deep ones:
+# ``bn3``, the top of the network where the classes are told apart, leaves
+# its maps much like the original ones (the figure still shows the object's
+# outline). Its similarity then declines only gradually as the convolutions
+# are randomized, and is lowest once the first block is random too. On this
+# small network this resembles what Adebayo et al. reported for deep ones:
 # the sharp maps are shaped mostly by the image and the first layers, like an
 # edge detector, not by what the model learned to decide. A map that looks
 # convincing can explain little about the model; only a test like this one
