@@ -33,9 +33,9 @@ _LAZY: dict[str, str] = {
     "MissingCaptureError": "capture",
     "capture_activations": "capture",
     "capture_gradients": "capture",
-    "TraceResult": "trace",
-    "TraceRow": "trace",
-    "trace": "trace",
+    "TraceResult": "_trace",
+    "TraceRow": "_trace",
+    "trace": "_trace",
     "clip_gradients": "gradtools",
     "scale_gradients": "gradtools",
     "detect_anomalies": "gradtools",
@@ -147,6 +147,7 @@ if TYPE_CHECKING:  # pragma: no cover
         pretrained,
         pretrained_config,
     )
+    from ._trace import TraceResult, TraceRow, trace
     from .cam import (
         CAM,
         EigenCAM,
@@ -171,7 +172,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from .gradtools import AnomalyError, clip_gradients, detect_anomalies, scale_gradients
     from .hooks import HookCounts, HookGroup, HookReport, count_hooks, remove_all_hooks
     from .models import SimpleCNN, TinyConvNet
-    from .trace import TraceResult, TraceRow, trace
     from .training import (
         Callback,
         EarlyStopping,
