@@ -196,6 +196,8 @@ print(f"test accuracy of the short run: {short_run_accuracy:.3f} on {len(test)} 
 print(f"test accuracy of the pretrained model: {accuracy:.3f} on {len(test)} images")
 
 # %%
+# Compare the two accuracies: the few batches of this page's run are far
+# from enough, which is why the chapter explains the pretrained model.
 # Row :math:`i`, column :math:`j` of the confusion matrix counts the images
 # of class :math:`i` that the pretrained model called :math:`j`; the diagonal
 # holds the correct answers.
