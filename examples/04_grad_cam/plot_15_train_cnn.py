@@ -132,7 +132,7 @@ result = ht.fit(
     batch_size=config.batch_size,
     optimizer=optimizer,
     scheduler=scheduler,
-    callbacks=[ht.ProgressPrinter(), history],
+    callbacks=[ht.ProgressPrinter(times=False), history],
     seed=config.seed,
 )
 print(history)

@@ -125,7 +125,13 @@ __all__ = [
 ]
 
 
+# Public submodules, also loaded on first use (``ht.metrics.pointing_game``).
+_SUBMODULES = frozenset({"cam", "data", "metrics", "models", "training", "viz"})
+
+
 def __getattr__(name: str) -> Any:
+    if name in _SUBMODULES:
+        return importlib.import_module(f"{__name__}.{name}")
     module_name = _LAZY.get(name)
     if module_name is None:
         msg = f"module 'hooks_tutorial' has no attribute {name!r}"

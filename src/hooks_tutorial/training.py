@@ -194,6 +194,9 @@ class ProgressPrinter(Callback):
         Where to print; ``None`` means ``sys.stdout`` at the time of printing.
     every : int, default 1
         Print every ``every`` epochs (the last epoch is always printed).
+    times : bool, default True
+        Print wall-clock times. Pass ``False`` for output that is the same on
+        every run (as the tutorial pages do).
 
     Examples
     --------
@@ -206,10 +209,11 @@ class ProgressPrinter(Callback):
     'epoch 1/2  loss 0.5000  accuracy 0.7500  (1.2 s)\\n'
     """
 
-    def __init__(self, stream: TextIO | None = None, *, every: int = 1) -> None:
+    def __init__(self, stream: TextIO | None = None, *, every: int = 1, times: bool = True) -> None:
         _check_positive_int("every", every, "print every n epochs")
         self.stream = stream
         self.every = every
+        self.times = times
         self._epochs: int | None = None
         self._start = 0.0
 
@@ -229,13 +233,16 @@ class ProgressPrinter(Callback):
         parts = [f"epoch {epoch}{total}"]
         parts += [f"{key} {value:.4f}" for key, value in logs.items() if key != "seconds"]
         line = "  ".join(parts)
-        if "seconds" in logs:
+        if self.times and "seconds" in logs:
             line += f"  ({logs['seconds']:.1f} s)"
         self._print(line)
 
     def on_train_end(self, logs: Mapping[str, float]) -> None:  # noqa: ARG002 - protocol signature
-        """Print the total time."""
-        self._print(f"done in {time.perf_counter() - self._start:.1f} s")
+        """Print the total time (or just "done" when ``times=False``)."""
+        if self.times:
+            self._print(f"done in {time.perf_counter() - self._start:.1f} s")
+        else:
+            self._print("done")
 
 
 class EarlyStopping(Callback):

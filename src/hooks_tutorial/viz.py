@@ -214,9 +214,9 @@ def plot_cams(
     Returns
     -------
     matplotlib.figure.Figure
-        The figure (made with :class:`matplotlib.figure.Figure`, so it
-        works with any backend and is not registered with pyplot); save it
-        with ``fig.savefig(path)`` or show it in a notebook by evaluating it.
+        The figure, made with :func:`matplotlib.pyplot.figure` so that
+        ``plt.show()``, notebooks and sphinx-gallery display it; save it with
+        ``fig.savefig(path)`` and close it with ``plt.close(fig)``.
 
     Raises
     ------
@@ -233,9 +233,9 @@ def plot_cams(
     >>> len(fig.axes)  # 2 rows x 3 columns + colorbar
     7
     """
+    import matplotlib.pyplot as plt  # noqa: PLC0415
     from matplotlib.cm import ScalarMappable  # noqa: PLC0415 - lazy: matplotlib is slow to import
     from matplotlib.colors import Normalize  # noqa: PLC0415
-    from matplotlib.figure import Figure  # noqa: PLC0415
 
     pictures = _split_images(images)
     if not cams_by_method:
@@ -258,7 +258,7 @@ def plot_cams(
         raise ValueError(msg)
 
     n_cols = len(columns) + (1 if show_images else 0)
-    fig = Figure(
+    fig = plt.figure(
         figsize=(panel_size * n_cols + (0.6 if colorbar else 0.0), panel_size * n),
         layout="constrained",
     )

@@ -1,0 +1,40 @@
+"""The package's public surface: every exported name resolves, lazily."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+import hooks_tutorial as ht
+
+
+@pytest.mark.parametrize("name", ht.__all__)
+def test_every_public_name_resolves(name: str) -> None:
+    assert getattr(ht, name) is not None
+
+
+def test_functions_are_not_shadowed_by_modules() -> None:
+    # importing every submodule must not replace a function of the same name
+    import hooks_tutorial._pretrained  # noqa: PLC0415
+    import hooks_tutorial._trace  # noqa: F401, PLC0415
+
+    assert callable(ht.trace)
+    assert callable(ht.pretrained)
+    assert ht.trace.__name__ == "trace"
+
+
+def test_public_submodules_load_on_first_use() -> None:
+    assert callable(ht.metrics.pointing_game)
+
+
+def test_unknown_name_raises_attribute_error() -> None:
+    with pytest.raises(AttributeError, match="has no attribute 'nope'"):
+        _ = ht.nope
+
+
+def test_import_does_not_load_matplotlib() -> None:
+    code = "import sys, hooks_tutorial; print('matplotlib' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
