@@ -114,6 +114,7 @@ html_baseurl = "https://hooks-tutorial.readthedocs.io/"
 html_last_updated_fmt = None
 html_show_sourcelink = False
 html_copy_source = False
+html_domain_indices = False  # a module index of one module helps nobody
 html_theme_options = {
     "navbar_end": ["lang-switcher", "theme-switcher", "navbar-icon-links"],
     "secondary_sidebar_items": ["page-toc", "edit-this-page"],
