@@ -20,10 +20,40 @@ from torch.utils.hooks import RemovableHandle
 if TYPE_CHECKING:
     from typing_extensions import Self
 
-__all__ = ["HookCounts", "HookGroup", "HookReport", "count_hooks", "remove_all_hooks"]
+__all__ = [
+    "HookCounts",
+    "HookGroup",
+    "HookReport",
+    "RemovesOnExit",
+    "count_hooks",
+    "remove_all_hooks",
+]
 
 
-class HookGroup:
+class RemovesOnExit:
+    """Mixin for objects that hold hooks: ``with obj:`` calls ``obj.remove()`` on exit.
+
+    The exit runs whether the block ends normally or by an exception, and never
+    swallows the exception.
+    """
+
+    def remove(self) -> None:  # pragma: no cover - always overridden
+        """Remove every hook the object holds; idempotent."""
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.remove()
+
+
+class HookGroup(RemovesOnExit):
     """A set of hook handles that are removed together.
 
     Use it as a context manager: every hook registered through the group is
@@ -331,17 +361,6 @@ class HookGroup:
 
     def __repr__(self) -> str:
         return f"HookGroup({len(self._handles)} handle(s))"
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.remove()
 
 
 def _check_module(module: object) -> nn.Module:

@@ -8,18 +8,14 @@ import numbers
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from types import TracebackType
-from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias, cast
+from typing import Any, ClassVar, TypeAlias, cast
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
 from .._layers import LayersLike, resolve_layers
-from ..hooks import HookGroup
-
-if TYPE_CHECKING:
-    from typing_extensions import Self
+from ..hooks import HookGroup, RemovesOnExit
 
 #: What to explain: ``None`` (top-1 class), a class index, one index per image,
 #: or a callable mapping the model output to one score per image.
@@ -245,7 +241,7 @@ class Capture:
     indices: Tensor | None
 
 
-class BaseCAM:
+class BaseCAM(RemovesOnExit):
     """Common base of the CAM methods: hook lifecycle, checks, targets, post-processing.
 
     A subclass implements ``_maps(x, target)``, returning one raw map
@@ -377,17 +373,6 @@ class BaseCAM:
         returns, so this only matters after an interrupted call.
         """
         self._hooks.remove()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.remove()
 
     def __repr__(self) -> str:
         names = [name for name, _ in self.layers]

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from types import TracebackType
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 import torch
 from torch import Tensor, nn
 
 from .._layers import LayersLike
-from ..hooks import HookGroup
+from ..hooks import HookGroup, RemovesOnExit
 from ._base import (
     ReshapeTransform,
     Target,
@@ -21,9 +20,6 @@ from ._base import (
 )
 from ._methods import GradCAM
 
-if TYPE_CHECKING:
-    from typing_extensions import Self
-
 __all__ = ["GuidedBackprop", "GuidedGradCAM"]
 
 
@@ -31,7 +27,7 @@ def _positive(grad: Tensor) -> Tensor:
     return grad.clamp(min=0)
 
 
-class GuidedBackprop:
+class GuidedBackprop(RemovesOnExit):
     r"""Guided backpropagation: input gradients that pass only positive signals through ReLUs.
 
     A ReLU normally passes the gradient where its input was positive. Guided
@@ -154,22 +150,11 @@ class GuidedBackprop:
         """Remove any hook still held (only after an interrupted call); idempotent."""
         self._hooks.remove()
 
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.remove()
-
     def __repr__(self) -> str:
         return f"GuidedBackprop({len(self.relus)} ReLU module(s))"
 
 
-class GuidedGradCAM:
+class GuidedGradCAM(RemovesOnExit):
     r"""Guided Grad-CAM: guided backpropagation masked by the upsampled Grad-CAM map.
 
     .. math::
@@ -233,17 +218,6 @@ class GuidedGradCAM:
         """Remove any hook still held; idempotent."""
         self.guided.remove()
         self.gradcam.remove()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.remove()
 
     def __repr__(self) -> str:
         return f"GuidedGradCAM({self.gradcam!r})"
