@@ -125,7 +125,7 @@ print("recorded:", losses)
 # One list for one event soon stops being enough. Real callbacks need several
 # moments (before training, after each batch, after each epoch, at the end)
 # and often keep state between them (the best loss so far, say). So
-# ``hooks_tutorial.fit`` takes *objects* and calls the methods they have:
+# :obj:`hooks_tutorial.fit` takes *objects* and calls the methods they have:
 #
 # - ``on_train_begin(model, params)``: once, before the first batch;
 # - ``on_batch_end(batch, logs)``: after each optimiser step;

@@ -253,7 +253,7 @@ for name, tensor in feature_maps.items():
 # Random weights make noisy feature maps. To see what a hook captures, we set
 # the four kernels of a convolutional layer by hand: two Sobel edge detectors,
 # a Laplacian and a blur. The image is a generated shape from
-# ``hooks_tutorial.make_shapes``, turned to grey.
+# :obj:`hooks_tutorial.make_shapes`, turned to grey.
 
 from hooks_tutorial import make_shapes
 

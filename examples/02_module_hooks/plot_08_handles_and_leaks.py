@@ -14,9 +14,9 @@ automatic, and the helpers of ``hooks_tutorial`` that do the bookkeeping.
 - how ``handle.remove()`` works, and that calling it twice is harmless;
 - how to use a handle as a context manager, and ``try``/``finally`` for
   several handles;
-- ``hooks_tutorial.HookGroup``, ``hooks_tutorial.count_hooks``,
-  ``hooks_tutorial.capture_activations`` and, as a last resort,
-  ``hooks_tutorial.remove_all_hooks``;
+- :obj:`hooks_tutorial.HookGroup`, :obj:`hooks_tutorial.count_hooks`,
+  :obj:`hooks_tutorial.capture_activations` and, as a last resort,
+  :obj:`hooks_tutorial.remove_all_hooks`;
 - why a stored output that is not detached keeps its input alive.
 
 **Prerequisites**: :doc:`/auto_examples/02_module_hooks/plot_05_forward_hooks`
@@ -149,7 +149,7 @@ print("hooks left:", len(clean_model.conv._forward_hooks))
 #
 # With several hooks (forward and backward, on several layers), keep the
 # handles in a list and remove them all in ``finally``. These are the lines
-# that ``hooks_tutorial.HookGroup`` replaces.
+# that :obj:`hooks_tutorial.HookGroup` replaces.
 
 events = []
 handles = []
@@ -290,10 +290,10 @@ print("stored output.detach(): ", inputs_still_alive(lambda out: out.detach()))
 #   run on every forward pass.
 # - ``handle.remove()`` is idempotent; call it in ``finally``, or use the
 #   handle as a context manager: ``with layer.register_forward_hook(fn):``.
-# - ``hooks_tutorial.HookGroup`` owns many handles and removes them together;
-#   ``hooks_tutorial.count_hooks`` shows what is left;
-#   ``hooks_tutorial.capture_activations`` records layer outputs without
-#   leaving hooks; ``hooks_tutorial.remove_all_hooks`` is for lost handles
+# - :obj:`hooks_tutorial.HookGroup` owns many handles and removes them together;
+#   :obj:`hooks_tutorial.count_hooks` shows what is left;
+#   :obj:`hooks_tutorial.capture_activations` records layer outputs without
+#   leaving hooks; :obj:`hooks_tutorial.remove_all_hooks` is for lost handles
 #   only.
 # - Store ``output.detach()``: an undetached output keeps its graph and its
 #   inputs alive.

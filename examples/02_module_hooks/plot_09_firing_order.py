@@ -7,7 +7,7 @@ And how do you hook *every* module without registering hooks one by one? This
 page prints the order in which forward pre-hooks, forward hooks, backward
 pre-hooks and backward hooks fire through a small ``nn.Sequential``, then
 uses PyTorch's global module hooks, and ends with a layer-by-layer summary of
-a model, written by hand and then with ``hooks_tutorial.trace``.
+a model, written by hand and then with :obj:`hooks_tutorial.trace`.
 
 **What you will learn**
 
@@ -17,7 +17,7 @@ a model, written by hand and then with ``hooks_tutorial.trace``.
   fire for every module, before the per-module hooks, and why their handle
   must be removed;
 - how to build a layer summary (name, type, output shape, parameters) from
-  hooks, and how ``hooks_tutorial.trace`` does it in one call.
+  hooks, and how :obj:`hooks_tutorial.trace` does it in one call.
 
 **Prerequisites**: :doc:`/auto_examples/02_module_hooks/plot_06_forward_pre_hooks`,
 :doc:`/auto_examples/02_module_hooks/plot_07_backward_hooks` and
@@ -113,7 +113,7 @@ print("events after remove():", events)
 
 # %%
 # Global hooks are not attached to any module, so
-# ``hooks_tutorial.count_hooks`` (which reads the modules' own hook
+# :obj:`hooks_tutorial.count_hooks` (which reads the modules' own hook
 # dictionaries) does not see them. Counterparts exist for the other kinds:
 # ``register_module_forward_pre_hook``, ``register_module_full_backward_hook``
 # and ``register_module_full_backward_pre_hook``.
@@ -123,7 +123,7 @@ print("events after remove():", events)
 #
 # Hooks make a quick model summary: one forward pass with a hook that notes
 # each layer's name, type, output shape and number of parameters. We use the
-# three-block CNN that the Grad-CAM chapter trains, ``hooks_tutorial.SimpleCNN``,
+# three-block CNN that the Grad-CAM chapter trains, :obj:`hooks_tutorial.SimpleCNN`,
 # with random weights, and a global hook that ignores modules outside it.
 
 cnn = ht.SimpleCNN(seed=0).eval()
@@ -188,7 +188,7 @@ print("same total as our table:", summary.total_params == sum(p.numel() for p in
 #   the process, before the per-module hooks; always remove their handle in
 #   ``finally``.
 # - A forward hook that records name, type, output shape and parameters gives
-#   a model summary; ``hooks_tutorial.trace`` returns it as rows and a table.
+#   a model summary; :obj:`hooks_tutorial.trace` returns it as rows and a table.
 #
 # Exercises
 # ---------

@@ -17,8 +17,8 @@ hooks.
 - per-parameter gradient clipping during backward versus global-norm
   clipping after backward;
 - the "optimizer in backward" pattern;
-- the library's ``hooks_tutorial.scale_gradients`` and
-  ``hooks_tutorial.clip_gradients``;
+- the library's :obj:`hooks_tutorial.scale_gradients` and
+  :obj:`hooks_tutorial.clip_gradients`;
 - ``Optimizer.register_step_pre_hook`` and ``register_step_post_hook``.
 
 **Prerequisites**: :doc:`/auto_examples/03_tensor_hooks/plot_10_tensor_hooks`.
@@ -196,7 +196,7 @@ plt.show()
 # The library's gradient tools
 # ----------------------------
 #
-# ``hooks_tutorial.scale_gradients`` and ``hooks_tutorial.clip_gradients``
+# :obj:`hooks_tutorial.scale_gradients` and :obj:`hooks_tutorial.clip_gradients`
 # package the hooks above. Each returns a group of hooks to use in a ``with``
 # block: the hooks are removed when the block ends, even after an exception.
 # ``scale_gradients`` uses ``register_hook`` (it scales each new
@@ -272,7 +272,7 @@ post_handle.remove()
 #   all by one factor.
 # - Stepping an optimizer in the post-accumulate hook gives the same update as
 #   a step after backward and frees each gradient early.
-# - ``hooks_tutorial.scale_gradients`` / ``clip_gradients`` wrap these hooks in
+# - :obj:`hooks_tutorial.scale_gradients` / ``clip_gradients`` wrap these hooks in
 #   a ``with`` block; optimizers have ``register_step_pre_hook`` and
 #   ``register_step_post_hook``.
 #

@@ -12,7 +12,7 @@ network, ReLU units that never fire, and gradients that explode.
 
 - how forward hooks on every module find the first one that outputs NaN or
   Inf;
-- how ``hooks_tutorial.detect_anomalies`` does the same and names the module;
+- how :obj:`hooks_tutorial.detect_anomalies` does the same and names the module;
 - how to measure the fraction of zeros after each ReLU (dead units);
 - how to monitor gradient norms per layer across training steps.
 
@@ -97,7 +97,7 @@ for report in reports:
 #
 # ``hooks_tutorial.detect_anomalies(model)`` installs such checks on every
 # module (forward outputs and inputs, and gradients in the backward pass) for
-# the duration of a ``with`` block. It raises ``hooks_tutorial.AnomalyError``
+# the duration of a ``with`` block. It raises :obj:`hooks_tutorial.AnomalyError`
 # at the first non-finite value, so the traceback points at the moment the
 # values appeared.
 

@@ -13,7 +13,7 @@ trained model that the rest of the chapter explains.
 
 - what the generated shapes data holds: images, labels, masks and boxes;
 - the layers of ``SimpleCNN`` and the shapes of its feature maps;
-- how ``hooks_tutorial.fit`` trains with callbacks that print progress and
+- how :obj:`hooks_tutorial.fit` trains with callbacks that print progress and
   record a history;
 - how to measure test accuracy and compute a confusion matrix.
 
@@ -25,7 +25,7 @@ trained model that the rest of the chapter explains.
 # The data: shapes with known masks
 # ---------------------------------
 #
-# ``hooks_tutorial.make_shapes`` draws the images in memory, from a seed, so
+# :obj:`hooks_tutorial.make_shapes` draws the images in memory, from a seed, so
 # every build sees the same pictures. Each image holds one object (circle,
 # square, triangle, star or cross) on a textured background with small
 # distractors.
@@ -86,7 +86,7 @@ print(f"object pixels per image: {fraction.min():.1%} to {fraction.max():.1%}")
 #
 # Three conv blocks, a global pooling layer and one linear layer. The
 # chapter's model is registered under the name ``"simple_cnn-shapes"``, and
-# ``hooks_tutorial.pretrained_config`` returns its recipe: the architecture
+# :obj:`hooks_tutorial.pretrained_config` returns its recipe: the architecture
 # options, the data and the training settings.
 
 config = ht.pretrained_config("simple_cnn-shapes")
@@ -110,7 +110,7 @@ with torch.no_grad():
 # Training with callbacks
 # -----------------------
 #
-# ``hooks_tutorial.fit`` is an ordinary training loop (cross-entropy loss)
+# :obj:`hooks_tutorial.fit` is an ordinary training loop (cross-entropy loss)
 # that calls its callbacks at fixed moments. ``ProgressPrinter`` prints a
 # line after each epoch; ``History`` records every epoch's logs. ``val_data``
 # adds the loss and accuracy on held-out images to each epoch's logs. As in

@@ -29,7 +29,7 @@ over the image.
 # -----------------------
 #
 # We explain the small CNN trained on the previous page, loaded with
-# ``hooks_tutorial.pretrained`` (trained once, then read from a cache), and a
+# :obj:`hooks_tutorial.pretrained` (trained once, then read from a cache), and a
 # test image it has never seen.
 
 import copy

@@ -3,7 +3,7 @@ Grad-CAM with ``hooks_tutorial``
 ================================
 
 The previous page built Grad-CAM from a forward hook, a tensor hook and a
-few tensor operations. ``hooks_tutorial.GradCAM`` does the same in one call,
+few tensor operations. :obj:`hooks_tutorial.GradCAM` does the same in one call,
 removes its hooks before returning, and handles batches, target classes and
 layer names. This page first checks that the two give the same numbers, then
 uses the library to ask questions: which class, which object, which layer,
@@ -97,8 +97,8 @@ print("raw maps:", tuple(raw.shape))
 #
 # By default each image's map explains its top-1 class. A small function
 # lays out images (rows) and maps (columns), each map blended over its image
-# with ``hooks_tutorial.overlay``; the row labels give the true and the
-# predicted class. (``hooks_tutorial.plot_cams`` draws the same kind of grid
+# with :obj:`hooks_tutorial.overlay`; the row labels give the true and the
+# predicted class. (:obj:`hooks_tutorial.plot_cams` draws the same kind of grid
 # as a standalone figure.)
 
 
@@ -128,7 +128,7 @@ labels = [
 show_maps(images[:4], {"Grad-CAM": maps[:4]}, labels)
 
 # %%
-# Is each map's peak on the object? ``hooks_tutorial.metrics.pointing_game``
+# Is each map's peak on the object? :obj:`hooks_tutorial.metrics.pointing_game`
 # checks it against the masks, for the whole batch:
 
 hits = pointing_game(maps, test.masks[:8])

@@ -118,7 +118,7 @@ print("hooks left on the model:", ht.count_hooks(model).total)
 
 # %%
 # The first four images with the seven maps, each blended over its image
-# with ``hooks_tutorial.overlay`` (the same grid function as on the previous
+# with :obj:`hooks_tutorial.overlay` (the same grid function as on the previous
 # page); the row labels give the predicted class.
 
 
@@ -157,7 +157,7 @@ show_maps(
 # each channel's gradient is nonzero at one position only: its maximum (see
 # the previous pages). Two consequences can be checked. Grad-CAM averages
 # that gradient to :math:`w^c_k / Z`, so it equals the original CAM (Zhou et
-# al., CVPR 2016; ``hooks_tutorial.CAM``) divided by :math:`Z`:
+# al., CVPR 2016; :obj:`hooks_tutorial.CAM`) divided by :math:`Z`:
 
 grad_cam_raw = methods["Grad-CAM"](images, raw=True)
 cam_raw = ht.CAM(model, "relu3", "fc")(images, raw=True)
@@ -287,7 +287,7 @@ for name, saliency in (("Grad-CAM", maps["Grad-CAM"]), ("random map", noise)):
 #    raw signed maps (``relu=False``, ``raw=True``) on it.
 # 2. Use ``ht.ScoreCAM(model, "relu3", top_k=16)`` and compare its time and
 #    its maps with the full Score-CAM.
-# 3. Add ``hooks_tutorial.metrics.energy_pointing_game`` (the share of the
+# 3. Add :obj:`hooks_tutorial.metrics.energy_pointing_game` (the share of the
 #    map's mass on the object) as a column of the table.
 #
 # .. dropdown:: Solutions

@@ -147,7 +147,7 @@ for baseline in ("random", "centre"):
 # explanation of the model must change when the model is destroyed; a map
 # that stays the same describes the image, not the model.
 #
-# ``hooks_tutorial.metrics.model_randomization`` does this on a copy of the
+# :obj:`hooks_tutorial.metrics.model_randomization` does this on a copy of the
 # model. Its ``explainer`` argument receives the copy and returns the method
 # to call; similarity is measured per image by Spearman's rank correlation
 # and by SSIM (structural similarity), both 1 for identical maps. We use the

@@ -137,7 +137,7 @@ fig.tight_layout()
 #
 # The share of a map's energy in a region is the sum of the map inside the
 # region divided by its total sum
-# (``hooks_tutorial.metrics.energy_pointing_game``). We average it over all
+# (:obj:`hooks_tutorial.metrics.energy_pointing_game`). We average it over all
 # the test images. For reference, the last row gives each region's share of
 # the image's area: what a flat map would score.
 
@@ -180,7 +180,7 @@ print(
 #
 # 1. Compute the energy shares on the *training-like* images. Could Grad-CAM
 #    have caught the shortcut before any test data with random cues existed?
-# 2. With ``hooks_tutorial.metrics.pointing_game``, count how often the
+# 2. With :obj:`hooks_tutorial.metrics.pointing_game`, count how often the
 #    maximum of each model's map falls on the cue and how often on the object.
 # 3. Paint over the cue of the test images with the colour of a nearby
 #    background pixel and measure both models' accuracy again. Does the

@@ -18,7 +18,7 @@ checks the library against them.
 - the guided ReLU rule, and how a full backward hook on every ReLU
   implements it;
 - why an in-place ReLU breaks that hook, and two ways around it;
-- how ``hooks_tutorial.GuidedBackprop`` and ``hooks_tutorial.GuidedGradCAM``
+- how :obj:`hooks_tutorial.GuidedBackprop` and :obj:`hooks_tutorial.GuidedGradCAM`
   compare with the hand-made versions, and that no hook is left behind.
 
 **Prerequisites**: :doc:`/auto_examples/02_module_hooks/plot_07_backward_hooks`
@@ -207,8 +207,8 @@ print("hooks left on the copy:", ht.count_hooks(inplace_model).total)
 # The library versions
 # --------------------
 #
-# ``hooks_tutorial.GuidedBackprop`` returns the guided input gradients
-# ``[B, C, H, W]``; ``hooks_tutorial.GuidedGradCAM`` multiplies them by the
+# :obj:`hooks_tutorial.GuidedBackprop` returns the guided input gradients
+# ``[B, C, H, W]``; :obj:`hooks_tutorial.GuidedGradCAM` multiplies them by the
 # Grad-CAM map of the given layer. We compare both with the page's results,
 # including the library on the in-place copy.
 
@@ -261,7 +261,7 @@ print("hooks left on the copy: ", ht.count_hooks(inplace_model).total)
 #    (use ``grad_output``) and draw the resulting map for the first image.
 # 2. Compute the guided gradients for each image's *second* most likely class
 #    and measure how much they differ from those of the top class (for
-#    example with ``hooks_tutorial.metrics.spearman``). Do the same for
+#    example with :obj:`hooks_tutorial.metrics.spearman`). Do the same for
 #    Grad-CAM. Which method is more class-specific?
 # 3. Write a context manager ``guided_relus(model)`` that registers the
 #    guided hooks on entry and removes them on exit, even after an error.

@@ -158,7 +158,7 @@ print("largest value of the correct map:     ", f"{map_cloned.abs().max().item()
 # The library's way
 # -----------------
 #
-# ``hooks_tutorial.GradCAM`` registers only a forward hook. The hook keeps the
+# :obj:`hooks_tutorial.GradCAM` registers only a forward hook. The hook keeps the
 # layer's output for itself and *returns a clone*, which replaces the output
 # for the rest of the model; the in-place operations then change the clone,
 # never the kept tensor. The gradient comes from ``torch.autograd.grad`` with
@@ -229,7 +229,7 @@ except ValueError as error:
     print("ValueError:", error)
 
 # %%
-# ``hooks_tutorial.token_reshape_transform`` drops the class token and lays
+# :obj:`hooks_tutorial.token_reshape_transform` drops the class token and lays
 # the 64 patch tokens out on their 8 x 8 grid. The library applies it to the
 # activations and to their gradients alike, so Grad-CAM's formula works
 # unchanged. We explain ``blocks.0``, whose output feeds the last block.
