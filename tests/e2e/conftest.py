@@ -261,6 +261,9 @@ def open_page(new_context: Callable[..., Any], server: str, stats: Stats) -> Cal
             lambda request: (
                 None
                 if request.url in record.external_requests
+                # a navigation cut short by the root page's own redirect is not a
+                # broken link (those arrive as HTTP errors in the "response" handler)
+                or (request.is_navigation_request() and request.failure == "net::ERR_ABORTED")
                 else record.failed_requests.append(f"{request.url}: {request.failure}")
             ),
         )
