@@ -53,6 +53,13 @@ def install(session: nox.Session, *groups: str, editable: bool = True) -> None:
     stamp.write_text(digest)
 
 
+def sphinx(session: nox.Session, builder: str, name: str, *options: str) -> None:
+    """One Sphinx build (-W, keep going) with its own doctree folder ``name``."""
+    out = BUILD / "gettext" if builder == "gettext" else BUILD / "html" / name
+    doctrees = BUILD / "doctrees" / name
+    session.run(*SPHINX, "-b", builder, *options, "-d", str(doctrees), str(DOCS), str(out))
+
+
 @nox.session(default=True)
 def tests(session: nox.Session) -> None:
     """Run the unit and property tests (and the site checks when a build exists)."""
@@ -69,35 +76,9 @@ def docs(session: nox.Session) -> None:
     """
     install(session, "docs", "test")
     session.env["PYTHONHASHSEED"] = "0"
-    session.run(
-        *SPHINX,
-        "-b",
-        "html",
-        "-d",
-        str(BUILD / "doctrees" / "en"),
-        str(DOCS),
-        str(BUILD / "html" / "en"),
-    )
-    session.run(
-        *SPHINX,
-        "-b",
-        "gettext",
-        "-d",
-        str(BUILD / "doctrees" / "gettext"),
-        str(DOCS),
-        str(BUILD / "gettext"),
-    )
-    session.run(
-        *SPHINX,
-        "-b",
-        "html",
-        "-D",
-        "language=zh_CN",
-        "-d",
-        str(BUILD / "doctrees" / "zh_CN"),
-        str(DOCS),
-        str(BUILD / "html" / "zh_CN"),
-    )
+    sphinx(session, "html", "en")
+    sphinx(session, "gettext", "gettext")
+    sphinx(session, "html", "zh_CN", "-D", "language=zh_CN")
     shutil.copyfile(DOCS / "_root" / "index.html", BUILD / "html" / "index.html")
     # static hosts serve /404.html for any missing path; its links are absolute
     shutil.copyfile(BUILD / "html" / "en" / "404.html", BUILD / "html" / "404.html")
@@ -172,24 +153,8 @@ def inventories(session: nox.Session) -> None:
 def translations(session: nox.Session) -> None:
     """Regenerate the .pot files and update the zh_CN .po catalogs (sphinx-intl)."""
     install(session, "docs")
-    session.run(
-        *SPHINX,
-        "-b",
-        "html",
-        "-d",
-        str(BUILD / "doctrees" / "en"),
-        str(DOCS),
-        str(BUILD / "html" / "en"),
-    )
-    session.run(
-        *SPHINX,
-        "-b",
-        "gettext",
-        "-d",
-        str(BUILD / "doctrees" / "gettext"),
-        str(DOCS),
-        str(BUILD / "gettext"),
-    )
+    sphinx(session, "html", "en")
+    sphinx(session, "gettext", "gettext")
     session.run(
         "sphinx-intl",
         "update",
