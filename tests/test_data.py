@@ -173,6 +173,18 @@ def test_two_objects_are_different_and_apart(two: ShapesData) -> None:
             assert torch.equal(pixels, colour[:, None].expand_as(pixels))
 
 
+def test_multi_hot_names_every_object(single: ShapesData, two: ShapesData) -> None:
+    targets = two.multi_hot()
+    assert targets.dtype == torch.float32
+    assert targets.shape == (len(two), two.num_classes)
+    for row, (a, b) in zip(targets, two.object_labels.tolist(), strict=True):
+        expected = torch.zeros(two.num_classes)
+        expected[[a, b]] = 1.0
+        assert torch.equal(row, expected)
+    assert torch.equal(single.multi_hot().argmax(dim=1), single.labels)
+    assert single.multi_hot().sum().item() == len(single)
+
+
 def test_single_variant_has_no_cue(single: ShapesData) -> None:
     assert not single.cue_masks.any()
     assert (single.cue_labels == -1).all()

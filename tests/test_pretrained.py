@@ -183,6 +183,8 @@ def test_key_follows_everything_that_sets_the_weights() -> None:
         dataclasses.replace(TINY, channels=(4, 4, 4)),
         dataclasses.replace(TINY, noise=0.0),
         dataclasses.replace(TINY, variant="shortcut"),
+        dataclasses.replace(TINY, n_train_two=8),
+        dataclasses.replace(TINY, multi_label=True),
     ]
     keys = {c.key() for c in changed}
     assert len(keys) == len(changed)
@@ -199,6 +201,10 @@ def test_registered_configs() -> None:
     assert pretrained_config("simple_cnn-shapes").variant == "single"
     assert pretrained_config("simple_cnn-shortcut").variant == "shortcut"
     assert pretrained_config("simple_cnn-shapes").pool == "max"  # see benchmarks/bench_training.py
+    multilabel = pretrained_config("simple_cnn-multilabel")
+    assert multilabel.multi_label
+    assert multilabel.n_train_two > 0
+    assert not pretrained_config("simple_cnn-shapes").multi_label
     with pytest.raises(
         ValueError,
         match=r"no pretrained model named 'simple_cnn-shape'; did you mean 'simple_cnn-shapes'\? Available: ",
@@ -218,3 +224,60 @@ def test_cache_dir_resolution(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -
     monkeypatch.delenv("XDG_CACHE_HOME")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     assert cache_dir() == tmp_path / "home" / ".cache" / "hooks_tutorial"
+
+
+def _spy_fit(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, object]]:
+    """Record what ``_train`` gives to ``fit`` (and still train)."""
+    calls: list[dict[str, object]] = []
+    real_fit = pretrained_module.fit
+
+    def spy(
+        model: torch.nn.Module, data: tuple[torch.Tensor, torch.Tensor], **options: object
+    ) -> object:
+        calls.append({"images": data[0], "labels": data[1], **options})
+        return real_fit(model, data, **options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pretrained_module, "fit", spy)
+    return calls
+
+
+def test_multi_label_recipe_trains_on_both_variants(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls = _spy_fit(monkeypatch)
+    config = dataclasses.replace(TINY, n_train_two=8, multi_label=True)
+    model = pretrained("simple_cnn-multilabel", config=config)
+    (call,) = calls
+    labels = call["labels"]
+    assert isinstance(labels, torch.Tensor)
+    assert labels.shape == (32 + 8, 5)
+    # single-object rows name one class, two-object rows name two (multi-hot, not halves)
+    assert labels[:32].sum(dim=1).tolist() == [1.0] * 32
+    assert labels[32:].sum(dim=1).tolist() == [2.0] * 8
+    assert set(labels.unique().tolist()) == {0.0, 1.0}
+    assert isinstance(call["loss_fn"], torch.nn.BCEWithLogitsLoss)
+    assert model(torch.rand(2, 3, 32, 32)).shape == (2, 5)
+
+
+def test_single_label_recipe_with_two_objects_uses_soft_labels(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls = _spy_fit(monkeypatch)
+    pretrained("simple_cnn-shapes", config=dataclasses.replace(TINY, n_train_two=8))
+    labels = calls[0]["labels"]
+    assert isinstance(labels, torch.Tensor)
+    # every row is a probability distribution: one class, or half for each of two
+    torch.testing.assert_close(labels.sum(dim=1), torch.ones(40))
+    assert set(labels[32:].unique().tolist()) == {0.0, 0.5}
+    assert isinstance(calls[0]["loss_fn"], torch.nn.CrossEntropyLoss)
+
+
+def test_default_recipe_trains_on_class_indices(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls = _spy_fit(monkeypatch)
+    pretrained("simple_cnn-shapes", config=TINY)
+    labels = calls[0]["labels"]
+    assert isinstance(labels, torch.Tensor)
+    assert labels.dtype == torch.int64
+    assert labels.shape == (32,)

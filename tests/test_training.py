@@ -344,6 +344,51 @@ def test_fit_learns_the_toy_task() -> None:
     assert history["loss"][-1] < history["loss"][0]
 
 
+def test_multi_hot_targets_with_bce_loss() -> None:
+    x, y = _toy_data(200)
+    # two yes/no questions per input: "is the block bright?" and "is it dark?" (never both)
+    targets = torch.stack([1.0 - y.float(), y.float()], dim=1)
+    model = TinyConvNet()
+    history = fit(
+        model, (x, targets), epochs=15, batch_size=20, lr=0.02, loss_fn=nn.BCEWithLogitsLoss()
+    )
+    assert history["accuracy"][-1] > 0.9
+    # the accuracy of targets agrees with the accuracy of the class indices they encode
+    scores = evaluate(model, (x, targets), loss_fn=nn.BCEWithLogitsLoss())
+    assert scores["accuracy"] == pytest.approx(evaluate(model, (x, y))["accuracy"], abs=0)
+
+
+def test_accuracy_with_targets_counts_any_positive_target() -> None:
+    class Fixed(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.bias = nn.Parameter(torch.tensor([0.0, 2.0, 1.0]))
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.bias.expand(x.shape[0], 3)  # always predicts class 1
+
+    x = torch.zeros(4, 1)
+    targets = torch.tensor([[0, 1, 1], [1, 0, 1], [0.5, 0.5, 0], [0, 0, 1]], dtype=torch.float32)
+    # top class 1 has a positive target in rows 0 and 2 only
+    assert evaluate(Fixed(), (x, targets))["accuracy"] == pytest.approx(0.5)
+
+
+def test_targets_must_have_one_column_per_class() -> None:
+    x, y = _toy_data()
+    with pytest.raises(
+        ValueError,
+        match=r"float labels are per-class targets \[batch, classes\] and should have shape "
+        r"\[20, 2\] for this model, got \(20, 3\)",
+    ):
+        fit(TinyConvNet(), (x, torch.zeros(20, 3)), epochs=1)
+    with pytest.raises(
+        ValueError, match=r"should have shape \[20, 2\] for this model, got \(20,\)"
+    ):
+        evaluate(TinyConvNet(), (x, y.float()))
+    with pytest.raises(ValueError, match=r"labels should be class indices \[batch\]"):
+        fit(TinyConvNet(), (x, torch.zeros(20, 2, dtype=torch.long)), epochs=1)
+
+
 # ----------------------------------------------------------------- determinism
 
 

@@ -67,7 +67,15 @@ class PretrainedConfig:
     variant : {"single", "two", "shortcut"}
         The :func:`~hooks_tutorial.data.make_shapes` variant trained on.
     n_train : int
-        Training images.
+        Training images of that variant.
+    n_train_two : int
+        Extra training images with two objects (``variant="two"``), whose
+        targets name both classes; ``0`` for none.
+    multi_label : bool
+        Train a multi-label classifier: one yes/no question per class, with
+        :class:`torch.nn.BCEWithLogitsLoss` on
+        :meth:`~hooks_tutorial.data.ShapesData.multi_hot` targets, instead of
+        the cross-entropy on class indices (one answer per image).
     n_test : int
         Test images used to report the accuracy (``split="test"``).
     image_size, num_classes, object_size, clutter, noise
@@ -85,6 +93,8 @@ class PretrainedConfig:
 
     variant: Variant = "single"
     n_train: int = 4000
+    n_train_two: int = 0
+    multi_label: bool = False
     n_test: int = 1000
     image_size: int = 64
     num_classes: int = 5
@@ -117,8 +127,16 @@ class PretrainedConfig:
 # ~98.8 % test accuracy in 16 epochs (about 14 s on 2 cores) and its Grad-CAM points
 # at the object; with average pooling the same run stops near 80 % (see
 # benchmarks/bench_training.py). Grad-CAM == CAM / Z holds for both.
+#
+# The multi-label model sees 1000 two-object images besides the single ones and
+# answers "is there a <class>?" for each class independently. Its Grad-CAM for
+# each object's class points at that object far more often on two-object images
+# (see benchmarks/bench_training.py and the Grad-CAM library page).
 _CONFIGS: dict[str, PretrainedConfig] = {
     "simple_cnn-shapes": PretrainedConfig(variant="single", pool="max"),
+    "simple_cnn-multilabel": PretrainedConfig(
+        variant="single", n_train_two=1000, multi_label=True, pool="max", epochs=14
+    ),
     "simple_cnn-shortcut": PretrainedConfig(variant="shortcut", pool="max"),
 }
 
@@ -129,8 +147,10 @@ def pretrained_config(name: str) -> PretrainedConfig:
     Parameters
     ----------
     name : str
-        ``"simple_cnn-shapes"`` (trained on single objects) or
-        ``"simple_cnn-shortcut"`` (trained where a corner cue gives the label away).
+        ``"simple_cnn-shapes"`` (trained on single objects),
+        ``"simple_cnn-multilabel"`` (trained to name every shape in an image,
+        on single and two-object images) or ``"simple_cnn-shortcut"``
+        (trained where a corner cue gives the label away).
 
     Returns
     -------
@@ -195,9 +215,19 @@ def _train(config: PretrainedConfig) -> tuple[SimpleCNN, dict[str, float]]:
         "noise": config.noise,
     }
     train = make_shapes(config.n_train, split="train", **data_options)
+    images, labels = train.images, train.labels
+    if config.multi_label or config.n_train_two:
+        labels = train.multi_hot()  # the cross-entropy takes these as soft labels
+    if config.n_train_two:
+        two = make_shapes(config.n_train_two, split="train", **(data_options | {"variant": "two"}))
+        both = two.multi_hot()
+        if not config.multi_label:  # one answer per image: half for each object
+            both = both / 2
+        images, labels = torch.cat([images, two.images]), torch.cat([labels, both])
+    loss_fn = nn.BCEWithLogitsLoss() if config.multi_label else nn.CrossEntropyLoss()
     model = _build(config).to(memory_format=torch.channels_last)  # faster on CPU
     optimizer = torch.optim.Adam(model.parameters(), lr=config.lr)
-    steps = math.ceil(config.n_train / config.batch_size) * config.epochs
+    steps = math.ceil(len(images) / config.batch_size) * config.epochs
     # warm up, then anneal: fast, and the BatchNorm running statistics settle
     scheduler = torch.optim.lr_scheduler.OneCycleLR(
         optimizer, max_lr=config.lr, total_steps=steps, pct_start=0.3
@@ -205,8 +235,9 @@ def _train(config: PretrainedConfig) -> tuple[SimpleCNN, dict[str, float]]:
     start = time.perf_counter()
     fit(
         model,
-        (train.images, train.labels),
+        (images, labels),
         epochs=config.epochs,
+        loss_fn=loss_fn,
         batch_size=config.batch_size,
         optimizer=optimizer,
         scheduler=scheduler,
@@ -281,6 +312,9 @@ def pretrained(
     ----------
     name : str, default "simple_cnn-shapes"
         ``"simple_cnn-shapes"``: trained on single objects (``variant="single"``).
+        ``"simple_cnn-multilabel"``: a multi-label classifier (one yes/no score
+        per class, :class:`torch.nn.BCEWithLogitsLoss`) trained on single and
+        two-object images; its Grad-CAM separates two objects better.
         ``"simple_cnn-shortcut"``: trained on the shortcut variant, where a
         corner cue gives the label away; it learns the shortcut.
     config : PretrainedConfig, optional

@@ -121,6 +121,27 @@ class ShapesData:
         """Number of classes."""
         return len(self.classes)
 
+    def multi_hot(self) -> Tensor:
+        """Per-class targets: 1.0 for every class drawn in the image, else 0.0.
+
+        The targets of a multi-label classifier, trained for example with
+        :class:`torch.nn.BCEWithLogitsLoss` (one yes/no question per class).
+
+        Returns
+        -------
+        Tensor
+            ``float32`` ``[N, num_classes]``; rows hold one 1.0 (one object) or
+            two (the ``"two"`` variant). The shortcut cue is not an object.
+
+        Examples
+        --------
+        >>> two = make_shapes(3, variant="two", seed=0)
+        >>> two.multi_hot().sum(dim=1).tolist()
+        [2.0, 2.0, 2.0]
+        """
+        targets = torch.zeros(len(self), self.num_classes)
+        return targets.scatter_(1, self.object_labels, 1.0)
+
 
 # --------------------------------------------------------------------------- checks
 

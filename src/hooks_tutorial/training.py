@@ -449,6 +449,21 @@ def _check_batch(scores: Tensor, labels: Tensor, num_classes: int | None) -> Non
             f"classes; build the model with num_classes={num_classes}"
         )
         raise ValueError(msg)
+    if labels.is_floating_point():
+        if labels.ndim != 2 or labels.shape[1] != outputs:
+            msg = (
+                f"float labels are per-class targets [batch, classes] and should have shape "
+                f"[{scores.shape[0]}, {outputs}] for this model, got {tuple(labels.shape)}; "
+                "give class indices as int64 [batch], or one target column per class"
+            )
+            raise ValueError(msg)
+        return
+    if labels.ndim != 1:
+        msg = (
+            f"labels should be class indices [batch] (or float targets [batch, classes]), "
+            f"got an {labels.dtype} tensor of shape {tuple(labels.shape)}"
+        )
+        raise ValueError(msg)
     if labels.numel() and (int(labels.max()) >= outputs or int(labels.min()) < 0):
         msg = (
             f"labels range from {int(labels.min())} to {int(labels.max())} but the model "
@@ -456,6 +471,14 @@ def _check_batch(scores: Tensor, labels: Tensor, num_classes: int | None) -> Non
             "the model with one output per class"
         )
         raise ValueError(msg)
+
+
+def _correct(scores: Tensor, labels: Tensor) -> int:
+    """How many top-scoring classes are right: the label, or one of the target classes."""
+    top = scores.argmax(dim=1)
+    if labels.ndim == 2:  # per-class targets: right if the top class is one of them
+        return int((labels.gather(1, top[:, None])[:, 0] > 0).sum())
+    return int((top == labels).sum())
 
 
 def _unpack(batch: object, name: str) -> tuple[Tensor, Tensor]:
@@ -480,7 +503,8 @@ def evaluate(
     model : nn.Module
         A classifier returning scores ``[batch, classes]``.
     data : Dataset, DataLoader, (inputs, labels) or iterable of batches
-        The data to score.
+        The data to score; labels as in :func:`fit` (class indices or
+        per-class targets).
     batch_size : int, default 256
         Batch size when ``data`` is not already batched.
     loss_fn : nn.Module, optional
@@ -489,7 +513,9 @@ def evaluate(
     Returns
     -------
     dict
-        ``{"loss": ..., "accuracy": ...}``.
+        ``{"loss": ..., "accuracy": ...}``. The accuracy is the share of
+        inputs whose top-scoring class is the label (or, with per-class
+        targets, has a positive target).
 
     Raises
     ------
@@ -517,7 +543,7 @@ def evaluate(
                 scores = model(inputs)
                 _check_batch(scores, labels, num_classes)
                 total_loss += float(loss_fn(scores, labels)) * labels.shape[0]
-                correct += int((scores.argmax(dim=1) == labels).sum())
+                correct += _correct(scores, labels)
                 count += labels.shape[0]
     finally:
         model.train(was_training)
@@ -562,7 +588,12 @@ def fit(
     train_data : Dataset, DataLoader, (inputs, labels) or iterable of batches
         Training data. A data set or a tensor pair is batched here
         (``batch_size``, ``shuffle``, ``seed``); a DataLoader or other
-        iterable is used as it is.
+        iterable is used as it is. Labels are class indices (``int64``
+        ``[batch]``) or per-class targets (float ``[batch, classes]``): soft
+        labels for the cross-entropy, or multi-hot targets for a multi-label
+        model with ``loss_fn=nn.BCEWithLogitsLoss()``. With targets, the logged
+        accuracy counts a prediction as right when the top-scoring class has
+        a positive target.
     epochs : int
         Passes over the training data.
     val_data : same kinds as ``train_data``, optional
@@ -662,7 +693,7 @@ def fit(
             size = labels.shape[0]
             batch_loss = float(loss.detach())
             total_loss += batch_loss * size
-            correct += int((scores.detach().argmax(dim=1) == labels).sum())
+            correct += _correct(scores.detach(), labels)
             count += size
             batch_logs = {"epoch": epoch, "loss": batch_loss, "size": size}
             stop = _notify(callbacks, "on_batch_end", batch, batch_logs)
