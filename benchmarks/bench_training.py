@@ -7,7 +7,10 @@ Measures, and prints as tables:
    (goal: >= 98 % test accuracy in <= 20 s of training on 2 cores), for the
    registered ``simple_cnn-shapes`` recipe and alternatives;
 3. the Grad-CAM pointing game on ``relu3`` (goal: >= 95 % single object,
-   >= 90 % two objects, targeting each object's class in turn);
+   >= 90 % two objects, targeting each object's class in turn), strictly (the
+   peak pixel on the mask) and with the protocol's tolerance: Zhang et al.
+   count a peak within 15 px of the object on images of about 224 px, which
+   is 15 * 64 / 224 = 4.3 px on our 64 px images, so 4 px;
 4. the shortcut model: accuracy when the cue lies, how often it follows the
    cue, and the share of Grad-CAM energy on the cue.
 
@@ -152,8 +155,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--threads", default="2,1", help="comma-separated thread counts")
     parser.add_argument(
         "--recipes",
-        default="registered,avg,avg-wide",
-        help="comma-separated: registered, avg, avg-wide",
+        default="registered,multilabel",
+        help="comma-separated: registered, multilabel, avg, avg-wide",
     )
     args = parser.parse_args(argv)
     threads = [int(t) for t in args.threads.split(",")]
@@ -165,8 +168,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     base = _pretrained.pretrained_config("simple_cnn-shapes")
     if quick:
         base = dataclasses.replace(base, n_train=256, n_test=128, epochs=2)
+    multilabel = _pretrained.pretrained_config("simple_cnn-multilabel")
+    if quick:
+        multilabel = dataclasses.replace(
+            multilabel, n_train=256, n_train_two=64, n_test=128, epochs=2
+        )
     recipes = {
         "registered": base,  # global max pooling
+        "multilabel": multilabel,  # sigmoid per class, single + two-object images
         "avg": dataclasses.replace(base, pool="avg"),
         "avg-wide": dataclasses.replace(base, pool="avg", channels=(16, 64, 128)),
     }
@@ -188,7 +197,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                 (
                     name,
                     f"{config.pool}, {config.channels}",
-                    f"{config.n_train} x {config.epochs}",
+                    f"{config.n_train} + {config.n_train_two} x {config.epochs}",
                     count,
                     f"{metrics['train_seconds']:.1f}",
                     f"{metrics['test_accuracy']:.3f}",
@@ -218,7 +227,15 @@ def main(argv: Sequence[str] | None = None) -> None:
         )
     _table(
         "SimpleCNN training (goal: test accuracy >= 0.98 in <= 20 s with 2 threads)",
-        ["recipe", "pool, channels", "images x epochs", "threads", "seconds", "test acc", "load"],
+        [
+            "recipe",
+            "pool, channels",
+            "one + two objects x epochs",
+            "threads",
+            "seconds",
+            "test acc",
+            "load",
+        ],
         rows,
     )
     source = "hooks_tutorial.cam.GradCAM" if library_cam else "inline hooks"
