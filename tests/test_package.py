@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -38,3 +40,12 @@ def test_import_does_not_load_matplotlib() -> None:
     code = "import sys, hooks_tutorial; print('matplotlib' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_every_public_name_is_in_the_api_reference() -> None:
+    api = (Path(__file__).parents[1] / "docs" / "api.rst").read_text(encoding="utf-8")
+    documented = set(
+        re.findall(r"^\.\. auto(?:class|function|exception):: (\w+)", api, re.MULTILINE)
+    )
+    missing = sorted(set(ht.__all__) - documented - {"__version__"})
+    assert missing == [], f"add these to docs/api.rst: {missing}"
