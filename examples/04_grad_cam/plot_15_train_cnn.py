@@ -172,7 +172,8 @@ print(f"recipe:    {config.n_train} images x {config.epochs} epochs")
 # ``hooks_tutorial.pretrained("simple_cnn-shapes")`` trains with the full
 # recipe the first time it is called (with the same ``fit``) and caches the
 # weights on disk; later calls, like this one, just load them. The following
-# pages all use this model.
+# pages all use this model (the Grad-CAM library page also compares it with a
+# multi-label variant, ``"simple_cnn-multilabel"``).
 
 short_run = model
 model = ht.pretrained("simple_cnn-shapes")
