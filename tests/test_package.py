@@ -49,3 +49,26 @@ def test_every_public_name_is_in_the_api_reference() -> None:
     )
     missing = sorted(set(ht.__all__) - documented - {"__version__"})
     assert missing == [], f"add these to docs/api.rst: {missing}"
+
+
+def test_readme_python_example_runs_and_prints_what_it_says(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    readme = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
+    (code,) = re.findall(r"```python\n(.*?)```", readme, re.DOTALL)
+    # a tiny recipe instead of the full one keeps this test fast; the API is the same
+    import dataclasses  # noqa: PLC0415
+
+    from hooks_tutorial import _pretrained  # noqa: PLC0415
+
+    tiny = dataclasses.replace(
+        _pretrained.pretrained_config("simple_cnn-shapes"), n_train=32, epochs=1
+    )
+    monkeypatch.setitem(_pretrained._CONFIGS, "simple_cnn-shapes", tiny)
+    monkeypatch.setenv(_pretrained.CACHE_ENV, str(tmp_path))
+    exec(compile(code, "README.md", "exec"), {})  # noqa: S102 - our own README
+    printed = capsys.readouterr().out.splitlines()
+    promised = [
+        line.split("# ")[1].split(":")[0] for line in code.splitlines() if line.startswith("print(")
+    ]
+    assert printed == promised
