@@ -281,3 +281,11 @@ def test_default_recipe_trains_on_class_indices(
     assert isinstance(labels, torch.Tensor)
     assert labels.dtype == torch.int64
     assert labels.shape == (32,)
+
+
+@pytest.mark.parametrize("count", [-1, 1.5, True])
+def test_bad_two_object_count_is_rejected(count: object) -> None:
+    with pytest.raises(
+        ValueError, match=r"n_train_two must be an int >= 0 \(extra two-object images\), got "
+    ):
+        dataclasses.replace(TINY, n_train_two=count)

@@ -89,6 +89,12 @@ class PretrainedConfig:
     epochs, batch_size, lr : int, int, float
         Training settings of :func:`~hooks_tutorial.training.fit`: Adam with a
         one-cycle schedule peaking at ``lr``.
+
+    Raises
+    ------
+    ValueError
+        If ``n_train_two`` is not an int >= 0 (the other settings are checked
+        by :func:`~hooks_tutorial.data.make_shapes` and the model).
     """
 
     variant: Variant = "single"
@@ -107,6 +113,12 @@ class PretrainedConfig:
     epochs: int = 16
     batch_size: int = 64
     lr: float = 1e-2
+
+    def __post_init__(self) -> None:
+        count: object = self.n_train_two  # checked at run time: dataclasses do not
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            msg = f"n_train_two must be an int >= 0 (extra two-object images), got {count!r}"
+            raise ValueError(msg)
 
     def key(self) -> str:
         """Hex digest naming these weights: config, recipe, library and torch versions."""
@@ -218,7 +230,7 @@ def _train(config: PretrainedConfig) -> tuple[SimpleCNN, dict[str, float]]:
     train = make_shapes(config.n_train, split="train", **data_options)
     images, labels = train.images, train.labels
     if config.multi_label or config.n_train_two:
-        labels = train.multi_hot()  # the cross-entropy takes these as soft labels
+        labels = train.multi_hot()  # one-hot: targets for BCE, soft labels for cross-entropy
     if config.n_train_two:
         two = make_shapes(config.n_train_two, split="train", **(data_options | {"variant": "two"}))
         both = two.multi_hot()

@@ -461,7 +461,7 @@ def _check_batch(scores: Tensor, labels: Tensor, num_classes: int | None) -> Non
     if labels.ndim != 1:
         msg = (
             f"labels should be class indices [batch] (or float targets [batch, classes]), "
-            f"got an {labels.dtype} tensor of shape {tuple(labels.shape)}"
+            f"got a {labels.dtype} tensor of shape {tuple(labels.shape)}"
         )
         raise ValueError(msg)
     if labels.numel() and (int(labels.max()) >= outputs or int(labels.min()) < 0):
