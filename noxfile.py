@@ -83,7 +83,7 @@ def docs(session: nox.Session) -> None:
     # static hosts serve /404.html for any missing path; its links are absolute
     shutil.copyfile(BUILD / "html" / "en" / "404.html", BUILD / "html" / "404.html")
     session.run("python", "docs/tools/i18n.py", "check", str(BUILD / "gettext"), str(LOCALES))
-    session.run("pytest", "tests/test_site.py", "-p", "no:cacheprovider")
+    session.run("pytest", "tests/site", "-p", "no:cacheprovider")
     session.log(f"Open {BUILD / 'html' / 'en' / 'index.html'} (中文: html/zh_CN/index.html)")
 
 

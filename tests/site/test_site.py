@@ -15,14 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-HTML = Path(__file__).parents[1] / "docs" / "_build" / "html"
-EXAMPLES = Path(__file__).parents[1] / "examples"
-
-pytestmark = pytest.mark.skipif(
-    not (HTML / "en" / "index.html").is_file() or not (HTML / "zh_CN" / "index.html").is_file(),
-    reason="site not built; run `nox -s docs`",
-)
+from sitecheck import EXAMPLES, HTML
 
 
 def _text(path: Path) -> str:
