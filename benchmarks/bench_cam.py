@@ -34,6 +34,7 @@ import warnings
 from collections.abc import Callable
 
 import torch
+import torch.nn.functional as F
 import torchvision
 
 from hooks_tutorial.cam import (
@@ -47,7 +48,6 @@ from hooks_tutorial.cam import (
     ScoreCAM,
     XGradCAM,
 )
-from hooks_tutorial.cam._base import check_finite, combine, eval_mode
 from hooks_tutorial.hooks import HookGroup
 from hooks_tutorial.metrics import pearson, spearman
 
@@ -224,13 +224,23 @@ def main() -> None:
     activation = features.detach()
 
     def engine_work() -> object:
-        with eval_mode(model), HookGroup() as hooks:
+        # The same steps with public names and plain torch (the library's own
+        # helpers are private): eval mode and back, one hook registered and
+        # removed, the clone, the finiteness checks, the formula, the map.
+        flags = [(module, module.training) for module in model.modules()]
+        model.eval()
+        with HookGroup() as hooks:
             hooks.forward(model.layer4, lambda *_: None)
+        for module, flag in flags:
+            module.training = flag
         activation.clone()
-        check_finite(activation, "activations")
-        check_finite(gradient, "gradients")
+        finite = bool(torch.isfinite(activation).all()) and bool(torch.isfinite(gradient).all())
         raw = GradCAM.formula(activation, gradient).clamp(min=0)
-        return combine([raw], (x.shape[-2], x.shape[-1]), raw=False)
+        size = (x.shape[-2], x.shape[-1])
+        up = F.interpolate(raw[:, None], size=size, mode="bilinear", align_corners=False)[:, 0]
+        lo = up.amin(dim=(1, 2), keepdim=True)
+        span = up.amax(dim=(1, 2), keepdim=True) - lo
+        return finite, (up - lo) / span.clamp(min=torch.finfo(up.dtype).eps)
 
     overhead = measure({"engine": engine_work}, 50, 5)
     bound_min = min(t.wall["bound"])

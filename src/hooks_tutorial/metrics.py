@@ -27,17 +27,10 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from ._checks import check_input, positive_int
 from ._layers import resolve_layers
-from .cam._base import (
-    Target,
-    check_input,
-    check_logits,
-    class_indices,
-    eval_mode,
-    positive_int,
-    resolve_target,
-    upsample,
-)
+from ._maps import upsample
+from ._scoring import Target, check_logits, eval_mode, row_scores, target_indices
 from .hooks import HookGroup
 
 __all__ = [
@@ -123,26 +116,15 @@ def _scorer(
 
     Class-index targets are scored by their softmax probability (fixed to
     the class found on ``x`` when ``target`` is None); a callable target by
-    its own value.
+    its own value (see :func:`row_scores`).
     """
     output = model(x)
-    if callable(target):
-        scores, _ = resolve_target(output, target, x.shape[0])
+    indices = target_indices(output, target, x.shape[0])
 
-        def score_callable(inputs: Tensor, rows: Tensor) -> Tensor:
-            del rows
-            s, _ = resolve_target(model(inputs), target, inputs.shape[0])
-            return s
+    def score(inputs: Tensor, rows: Tensor) -> Tensor:
+        return row_scores(model(inputs), target, indices, rows)
 
-        return score_callable, scores
-    logits = check_logits(output, x.shape[0])
-    idx = class_indices(logits, target, x.shape[0])
-
-    def score_index(inputs: Tensor, rows: Tensor) -> Tensor:
-        probs = check_logits(model(inputs), inputs.shape[0]).softmax(dim=1)
-        return probs.gather(1, idx[rows][:, None]).squeeze(1)
-
-    return score_index, logits.softmax(dim=1).gather(1, idx[:, None]).squeeze(1)
+    return score, row_scores(output, target, indices, torch.arange(x.shape[0], device=x.device))
 
 
 # -- deletion / insertion ----------------------------------------------------
@@ -243,8 +225,8 @@ def perturbation_curve(
     if mode not in ("deletion", "insertion"):
         msg = f"mode must be 'deletion' or 'insertion', got {mode!r}"
         raise ValueError(msg)
-    n_steps = positive_int(steps, "steps") or 1
-    chunk = positive_int(batch_size, "batch_size") or 1
+    n_steps = positive_int(steps, "steps")
+    chunk = positive_int(batch_size, "batch_size")
     x = check_input(x)
     b = x.shape[0]
     hw = x.shape[-2] * x.shape[-1]
@@ -613,7 +595,7 @@ def confidence_change(
     0.0
     """
     x = check_input(x)
-    chunk = positive_int(batch_size, "batch_size") or 1
+    chunk = positive_int(batch_size, "batch_size")
     resized = _maps(maps, x, "explanation")
     if bool((resized < 0).any() or (resized > 1).any()):
         msg = "maps must be in [0, 1] (use the normalised maps returned by a CAM method)"

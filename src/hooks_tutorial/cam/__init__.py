@@ -22,7 +22,8 @@ as it was (training flags, parameters' ``.grad``, BatchNorm statistics).
 
 from __future__ import annotations
 
-from ._base import BaseCAM, ReshapeTransform, Target
+from .._scoring import Target
+from ._base import BaseCAM, ReshapeTransform
 from ._guided import GuidedBackprop, GuidedGradCAM
 from ._methods import CAM, EigenCAM, GradCAM, GradCAMPlusPlus, HiResCAM, LayerCAM, XGradCAM
 from ._reshape import token_reshape_transform

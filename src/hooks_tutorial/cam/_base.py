@@ -1,220 +1,26 @@
-"""Machinery shared by the CAM methods: input checks, targets, hooks, map post-processing."""
+"""The CAM engine shared by every method: hooks on the target layers, the ReLU, the maps."""
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import numbers
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeAlias, cast
 
 import torch
-import torch.nn.functional as F
 from torch import Tensor, nn
 
+from .._checks import check_finite, check_grad_mode, check_input
 from .._layers import LayersLike, resolve_layers
+from .._maps import normalize, upsample
+from .._scoring import Target, eval_mode, resolve_target
 from ..hooks import HookGroup, RemovesOnExit
 
-#: What to explain: ``None`` (top-1 class), a class index, one index per image,
-#: or a callable mapping the model output to one score per image.
-Target: TypeAlias = "int | Sequence[int] | Tensor | Callable[[Any], Tensor] | None"
+__all__ = ["BaseCAM", "LayerRecord", "ReshapeTransform", "combine"]
+
 #: Maps a layer's activation (for example tokens ``[B, N, C]``) to ``[B, C, h, w]``.
 ReshapeTransform: TypeAlias = "Callable[[Tensor], Tensor]"
-
-
-# -- checks ------------------------------------------------------------------
-def positive_int(value: object, name: str, *, allow_none: bool = False) -> int | None:
-    """Return ``value`` if it is a positive int (or ``None`` when allowed), else raise."""
-    if value is None and allow_none:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        extra = "None or " if allow_none else ""
-        msg = f"{name} must be {extra}a positive int, got {value!r}"
-        raise ValueError(msg)
-    return value
-
-
-def check_input(x: object) -> Tensor:
-    """Return ``x`` if it is a batch of images ``[B, C, H, W]``, else raise."""
-    if not isinstance(x, Tensor):
-        msg = f"expected the input as a torch.Tensor [B, C, H, W], got {type(x).__name__}"
-        raise TypeError(msg)
-    if x.dim() == 3:
-        msg = (
-            f"expected a batch of images [B, C, H, W], got a 3-D tensor of shape "
-            f"{tuple(x.shape)}; add a batch dimension with x.unsqueeze(0)"
-        )
-        raise ValueError(msg)
-    if x.dim() != 4:
-        msg = (
-            f"expected a batch of images [B, C, H, W] (4-D), got shape {tuple(x.shape)}; "
-            "CAM maps are upsampled to the input's height and width"
-        )
-        raise ValueError(msg)
-    if x.shape[0] == 0:
-        msg = "got an empty batch (B = 0); pass at least one image"
-        raise ValueError(msg)
-    if x.is_inference():
-        # An inference tensor cannot be saved for backward; a clone made
-        # outside inference mode is an ordinary tensor.
-        x = x.clone()
-    return x
-
-
-def check_grad_mode(method: str) -> None:
-    """Raise if gradients cannot be computed here (inside ``torch.inference_mode()``)."""
-    if torch.is_inference_mode_enabled():
-        msg = (
-            f"{method} needs gradients, which torch.inference_mode() forbids; call it "
-            "outside the inference_mode() block (inside torch.no_grad() it works: "
-            "gradients are enabled locally)"
-        )
-        raise RuntimeError(msg)
-
-
-def check_finite(t: Tensor, what: str) -> None:
-    """Raise ``FloatingPointError`` if ``t`` holds NaN or infinity."""
-    finite = torch.isfinite(t)
-    if not bool(finite.all()):
-        bad = int((~finite).sum())
-        msg = (
-            f"the {what} contain {bad} non-finite value(s) (NaN or inf) out of {t.numel()}; "
-            "check the input (torch.isfinite(x).all()) and the model's weights, or pick "
-            "another layer"
-        )
-        raise FloatingPointError(msg)
-
-
-@contextlib.contextmanager
-def eval_mode(model: nn.Module) -> Iterator[None]:
-    """Put ``model`` in eval mode and restore every submodule's own flag afterwards."""
-    flags = [(module, module.training) for module in model.modules()]
-    model.eval()
-    try:
-        yield
-    finally:
-        for module, flag in flags:
-            module.training = flag
-
-
-# -- targets -----------------------------------------------------------------
-def check_logits(output: object, batch: int) -> Tensor:
-    """Return the model output as logits ``[B, classes]`` or explain what to pass instead."""
-    if not isinstance(output, Tensor):
-        msg = (
-            f"the model returned a {type(output).__name__}, not a tensor of class scores; "
-            "pass a callable target that picks one score per image from it, for example "
-            "target=lambda out: out['logits'][:, 3]"
-        )
-        raise TypeError(msg)
-    if output.dim() != 2 or output.shape[0] != batch:
-        msg = (
-            f"a class-index target needs a model output of shape [B, classes] = [{batch}, K], "
-            f"got {tuple(output.shape)}; pass a callable target that returns one score per "
-            "image, for example target=lambda out: out.flatten(1)[:, 3]"
-        )
-        raise ValueError(msg)
-    return output
-
-
-def class_indices(logits: Tensor, target: object, batch: int) -> Tensor:
-    """Turn ``target`` (None, int, sequence or tensor) into class indices ``[B]``."""
-    n_classes = logits.shape[1]
-    if target is None:
-        return logits.argmax(dim=1)
-    if isinstance(target, bool):
-        msg = "target must be a class index (int), not a bool"
-        raise TypeError(msg)
-    if isinstance(target, numbers.Integral):
-        idx = torch.full((batch,), int(target), dtype=torch.long, device=logits.device)
-    else:
-        if isinstance(target, (str, bytes)):
-            msg = f"target must be a class index or a list of them, got the string {target!r}"
-            raise TypeError(msg)
-        try:
-            t = torch.as_tensor(target)
-        except (TypeError, ValueError, RuntimeError) as error:
-            msg = (
-                f"target must be None, an int, a sequence or 1-D tensor of ints, or a "
-                f"callable; got {type(target).__name__}"
-            )
-            raise TypeError(msg) from error
-        if t.is_floating_point() or t.is_complex() or t.dtype == torch.bool:
-            msg = (
-                f"target class indices must be integers, got dtype {t.dtype}; to explain a "
-                "score computed from the output, pass a callable target"
-            )
-            raise TypeError(msg)
-        if t.dim() == 0:
-            t = t.expand(batch)
-        if t.dim() != 1 or t.numel() != batch:
-            msg = (
-                f"got {t.numel()} target indices (shape {tuple(t.shape)}) for a batch of "
-                f"{batch} image(s); pass one class index per image, a single int for all, or "
-                "None for each image's top-1 class"
-            )
-            raise ValueError(msg)
-        idx = t.to(device=logits.device, dtype=torch.long)
-    bad = (idx < 0) | (idx >= n_classes)
-    if bool(bad.any()):
-        value = int(idx[bad][0])
-        msg = (
-            f"target class {value} is out of range for a model with {n_classes} outputs; "
-            f"use a class index in 0..{n_classes - 1}"
-        )
-        raise IndexError(msg)
-    return idx
-
-
-def resolve_target(output: object, target: object, batch: int) -> tuple[Tensor, Tensor | None]:
-    """Return the score per image ``[B]`` and the class indices (``None`` for a callable)."""
-    if callable(target):
-        scores = target(output)
-        if not isinstance(scores, Tensor):
-            msg = (
-                f"the target callable returned a {type(scores).__name__}; it must return a "
-                f"tensor with one score per image, shape ({batch},)"
-            )
-            raise TypeError(msg)
-        if tuple(scores.shape) != (batch,):
-            msg = (
-                f"the target callable returned a tensor of shape {tuple(scores.shape)}; it "
-                f"must return one score per image, shape ({batch},), for example "
-                "target=lambda out: out[:, 3]"
-            )
-            raise ValueError(msg)
-        return scores, None
-    logits = check_logits(output, batch)
-    idx = class_indices(logits, target, batch)
-    return logits.gather(1, idx[:, None]).squeeze(1), idx
-
-
-# -- maps --------------------------------------------------------------------
-def upsample(maps: Tensor, size: tuple[int, int]) -> Tensor:
-    """Resize maps ``[B, h, w]`` to ``size`` with bilinear interpolation."""
-    if tuple(maps.shape[-2:]) == tuple(size):
-        return maps
-    return F.interpolate(maps[:, None], size=size, mode="bilinear", align_corners=False)[:, 0]
-
-
-def normalize(maps: Tensor) -> Tensor:
-    """Min-max normalise each map of ``[B, ...]`` to [0, 1]; a constant map becomes zeros.
-
-    A map whose range is below the floating-point resolution of its values
-    (``max - min <= eps * max(|min|, |max|)``) is constant up to rounding and
-    becomes all zeros instead of amplified rounding noise (or NaN for 0 / 0).
-    """
-    flat = maps.flatten(1)
-    lo = flat.min(dim=1).values
-    hi = flat.max(dim=1).values
-    span = hi - lo
-    scale = torch.maximum(lo.abs(), hi.abs())
-    ok = span > torch.finfo(maps.dtype).eps * scale
-    shape = (-1,) + (1,) * (maps.dim() - 1)
-    out = (maps - lo.view(shape)) / torch.where(ok, span, torch.ones_like(span)).view(shape)
-    return torch.where(ok.view(shape), out, torch.zeros_like(out))
 
 
 def combine(maps: Sequence[Tensor], size: tuple[int, int], *, raw: bool) -> Tensor:
@@ -231,11 +37,16 @@ def combine(maps: Sequence[Tensor], size: tuple[int, int], *, raw: bool) -> Tens
 
 
 # -- the engine --------------------------------------------------------------
-@dataclass
-class Capture:
-    """What one forward (and backward) pass recorded at the target layers."""
+@dataclass(frozen=True)
+class LayerRecord:
+    """The tensors one CAM call recorded at its target layers, one entry per layer.
 
-    output: Any
+    ``activations`` and ``gradients`` are ``[B, C, h, w]`` (after the
+    ``reshape_transform``); ``gradients`` is ``None`` for a method that does
+    not use them, ``indices`` (the explained class per image) is ``None`` for
+    a callable target or a class-agnostic method.
+    """
+
     activations: list[Tensor]
     gradients: list[Tensor] | None
     indices: Tensor | None
@@ -244,10 +55,13 @@ class Capture:
 class BaseCAM(RemovesOnExit):
     """Common base of the CAM methods: hook lifecycle, checks, targets, post-processing.
 
-    A subclass implements ``_maps(x, target)``, returning one raw map
-    ``[B, h, w]`` per target layer; it gets the activations (and gradients)
-    from ``self._run(x, target, gradients=...)``. Everything else (input
-    checks, eval mode, hooks that live only during the call, upsampling,
+    A subclass implements ``_maps(x, target)``, returning one signed map
+    ``[B, h, w]`` per target layer, from the :class:`LayerRecord` that
+    ``self._run(x, target)`` returns. Two class attributes say what the call
+    records: ``uses_gradients`` (differentiate the score) and ``uses_target``
+    (resolve the target to a score and class indices; ``False`` for a
+    class-agnostic method). Everything else (input checks, eval mode, hooks
+    that live only during the call, the final ReLU, upsampling,
     normalisation, several layers) is shared.
 
     Parameters
@@ -259,6 +73,9 @@ class BaseCAM(RemovesOnExit):
         (resolved with :func:`hooks_tutorial.resolve_layers`).
     reshape_transform : callable, optional
         Maps the layer's output (and its gradient) to ``[B, C, h, w]``.
+    relu : bool, default True
+        Keep only the positive part of each map (the final ReLU of the
+        methods); ``False`` gives the signed map.
 
     Raises
     ------
@@ -275,9 +92,9 @@ class BaseCAM(RemovesOnExit):
     >>> from torch import nn
     >>> class MeanActivation(BaseCAM):
     ...     uses_gradients = False
+    ...     uses_target = False
     ...     def _maps(self, x, target):
-    ...         capture = self._run(x, target, gradients=False, scored=False)
-    ...         return [a.mean(dim=1) for a in capture.activations]
+    ...         return [a.mean(dim=1) for a in self._run(x, target).activations]
     >>> model = nn.Sequential(nn.Conv2d(3, 4, 3), nn.ReLU())
     >>> MeanActivation(model, "1")(torch.rand(2, 3, 8, 8)).shape
     torch.Size([2, 8, 8])
@@ -285,6 +102,8 @@ class BaseCAM(RemovesOnExit):
 
     #: Whether the method needs gradients (and so cannot run under inference_mode).
     uses_gradients: ClassVar[bool] = True
+    #: Whether the method explains a target (``False``: class-agnostic, target ignored).
+    uses_target: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -292,6 +111,7 @@ class BaseCAM(RemovesOnExit):
         target_layer: LayersLike,
         *,
         reshape_transform: ReshapeTransform | None = None,
+        relu: bool = True,
     ) -> None:
         self.model = model
         self.layers = resolve_layers(model, target_layer)
@@ -302,6 +122,7 @@ class BaseCAM(RemovesOnExit):
             )
             raise TypeError(msg)
         self.reshape_transform = reshape_transform
+        self.relu = relu
         self._hooks = HookGroup()
 
     # -- public API ------------------------------------------------------------
@@ -364,6 +185,8 @@ class BaseCAM(RemovesOnExit):
         if self.uses_gradients:
             check_grad_mode(type(self).__name__)
         maps = self._maps(x, target)
+        if self.relu:
+            maps = [m.clamp(min=0) for m in maps]
         return combine(maps, (x.shape[-2], x.shape[-1]), raw=raw)
 
     def remove(self) -> None:
@@ -380,15 +203,38 @@ class BaseCAM(RemovesOnExit):
 
     # -- for subclasses --------------------------------------------------------
     def _maps(self, x: Tensor, target: Target) -> list[Tensor]:
+        """One signed map ``[B, h, w]`` per target layer (before the final ReLU)."""
         raise NotImplementedError
 
+    def _run(self, x: Tensor, target: Target) -> LayerRecord:
+        """Run the model once with forward hooks on the target layers (and differentiate).
+
+        The activations are checked first, then the target is resolved (if
+        ``uses_target``), then the score is differentiated (if
+        ``uses_gradients``).
+        """
+        batch = x.shape[0]
+        records: list[list[Tensor]] = [[] for _ in self.layers]
+        grads: list[Tensor] | None = None
+        indices: Tensor | None = None
+        grad_mode = torch.enable_grad() if self.uses_gradients else torch.no_grad()
+        with eval_mode(self.model), grad_mode:
+            with self._hooks:
+                for (_, module), record in zip(self.layers, records, strict=True):
+                    self._hooks.forward(module, functools.partial(self._record, record))
+                output = self.model(x)
+            kept = self._last_calls(records)
+            activations = self._checked([a.detach() for a in kept], "activations of layer", batch)
+            if self.uses_target:
+                scores, indices = resolve_target(output, target, batch)
+                if self.uses_gradients:
+                    grads = self._gradients(scores, kept)
+        if grads is not None:
+            grads = self._checked(grads, "gradients at layer", batch)
+        return LayerRecord(activations, grads, indices)
+
     def _record(
-        self,
-        records: list[Tensor],
-        gradients: bool,
-        module: nn.Module,
-        args: tuple[Any, ...],
-        output: Any,
+        self, records: list[Tensor], module: nn.Module, args: tuple[Any, ...], output: Any
     ) -> Tensor | None:
         del module, args
         if not isinstance(output, Tensor):
@@ -398,7 +244,7 @@ class BaseCAM(RemovesOnExit):
                 "with reshape_transform)"
             )
             raise TypeError(msg)
-        if not gradients:
+        if not self.uses_gradients:
             records.append(output.detach().clone())
             return None
         # Keep the output itself (for torch.autograd.grad) and hand the rest of
@@ -409,35 +255,15 @@ class BaseCAM(RemovesOnExit):
         records.append(kept)
         return kept.clone()
 
-    def _run(self, x: Tensor, target: Target, *, gradients: bool, scored: bool = True) -> Capture:
-        """Run the model once with forward hooks on the target layers (and differentiate)."""
-        records: list[list[Tensor]] = [[] for _ in self.layers]
-        batch = x.shape[0]
-        grad_mode = torch.enable_grad() if gradients else torch.no_grad()
-        with eval_mode(self.model), grad_mode:
-            with self._hooks:
-                for (_, module), record in zip(self.layers, records, strict=True):
-                    self._hooks.forward(module, functools.partial(self._record, record, gradients))
-                output = self.model(x)
-            kept = self._last_calls(records)
-            activations = [
-                self._transform(a.detach(), name, batch)
-                for a, (name, _) in zip(kept, self.layers, strict=True)
-            ]
-            for a, (name, _) in zip(activations, self.layers, strict=True):
-                check_finite(a, f"activations of layer {name!r}")
-            if not scored:
-                return Capture(output, activations, None, None)
-            scores, indices = resolve_target(output, target, batch)
-            if not gradients:
-                return Capture(output, activations, None, indices)
-            grads = self._gradients(scores, kept)
-        grads = [
-            self._transform(g, name, batch) for g, (name, _) in zip(grads, self.layers, strict=True)
+    def _checked(self, tensors: list[Tensor], what: str, batch: int) -> list[Tensor]:
+        """Reshape each layer's tensor to ``[B, C, h, w]`` and check that it is finite."""
+        out = [
+            self._transform(t, name, batch)
+            for t, (name, _) in zip(tensors, self.layers, strict=True)
         ]
-        for g, (name, _) in zip(grads, self.layers, strict=True):
-            check_finite(g, f"gradients at layer {name!r}")
-        return Capture(output, activations, grads, indices)
+        for t, (name, _) in zip(out, self.layers, strict=True):
+            check_finite(t, f"{what} {name!r}")
+        return out
 
     def _last_calls(self, records: list[list[Tensor]]) -> list[Tensor]:
         kept = []

@@ -7,17 +7,11 @@ from typing import Any, cast
 import torch
 from torch import Tensor, nn
 
+from .._checks import check_finite, check_grad_mode, check_input
 from .._layers import LayersLike
+from .._scoring import Target, eval_mode, resolve_target
 from ..hooks import HookGroup, RemovesOnExit
-from ._base import (
-    ReshapeTransform,
-    Target,
-    check_finite,
-    check_grad_mode,
-    check_input,
-    eval_mode,
-    resolve_target,
-)
+from ._base import ReshapeTransform
 from ._methods import GradCAM
 
 __all__ = ["GuidedBackprop", "GuidedGradCAM"]

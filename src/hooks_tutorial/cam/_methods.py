@@ -13,8 +13,9 @@ from typing import ClassVar, cast
 import torch
 from torch import Tensor, nn
 
-from .._layers import LayerLike, LayersLike, resolve_layers
-from ._base import BaseCAM, ReshapeTransform, Target
+from .._layers import LayerLike, resolve_layers
+from .._scoring import Target
+from ._base import BaseCAM, ReshapeTransform
 
 __all__ = [
     "CAM",
@@ -30,24 +31,12 @@ __all__ = [
 class _GradientCAM(BaseCAM):
     """A CAM computed from activations ``A`` and gradients ``g`` at the target layer."""
 
-    def __init__(
-        self,
-        model: nn.Module,
-        target_layer: LayersLike,
-        *,
-        reshape_transform: ReshapeTransform | None = None,
-        relu: bool = True,
-    ) -> None:
-        super().__init__(model, target_layer, reshape_transform=reshape_transform)
-        self.relu = relu
-
     def _maps(self, x: Tensor, target: Target) -> list[Tensor]:
-        capture = self._run(x, target, gradients=True)
-        assert capture.gradients is not None
-        maps = [
-            self.formula(a, g) for a, g in zip(capture.activations, capture.gradients, strict=True)
+        record = self._run(x, target)
+        assert record.gradients is not None
+        return [
+            self.formula(a, g) for a, g in zip(record.activations, record.gradients, strict=True)
         ]
-        return [m.clamp(min=0) for m in maps] if self.relu else maps
 
     @staticmethod
     def formula(activations: Tensor, gradients: Tensor) -> Tensor:
@@ -414,7 +403,7 @@ class CAM(BaseCAM):
                 "each), not lists"
             )
             raise TypeError(msg)
-        super().__init__(model, target_layer, reshape_transform=reshape_transform)
+        super().__init__(model, target_layer, reshape_transform=reshape_transform, relu=relu)
         self.fc_name, self.fc = resolve_layers(model, fc_layer)[0]
         weight = getattr(self.fc, "weight", None)
         if not isinstance(weight, Tensor) or weight.dim() != 2:
@@ -423,7 +412,6 @@ class CAM(BaseCAM):
                 "pass the nn.Linear layer that follows global average pooling"
             )
             raise TypeError(msg)
-        self.relu = relu
 
     def _maps(self, x: Tensor, target: Target) -> list[Tensor]:
         if callable(target):
@@ -432,9 +420,9 @@ class CAM(BaseCAM):
                 "int or one index per image, or use GradCAM for a callable target"
             )
             raise TypeError(msg)
-        capture = self._run(x, target, gradients=False)
-        assert capture.indices is not None
-        activations = capture.activations[0]
+        record = self._run(x, target)
+        assert record.indices is not None
+        activations = record.activations[0]
         weight = self.fc.weight
         assert isinstance(weight, Tensor)
         if weight.shape[1] != activations.shape[1]:
@@ -444,9 +432,8 @@ class CAM(BaseCAM):
                 "pass the last feature layer before global average pooling"
             )
             raise ValueError(msg)
-        rows = weight.detach()[capture.indices].to(activations.dtype)
-        cam = _weighted_sum(rows, activations)
-        return [cam.clamp(min=0) if self.relu else cam]
+        rows = weight.detach()[record.indices].to(activations.dtype)
+        return [_weighted_sum(rows, activations)]
 
 
 class EigenCAM(BaseCAM):
@@ -499,23 +486,10 @@ class EigenCAM(BaseCAM):
     """
 
     uses_gradients: ClassVar[bool] = False
-
-    def __init__(
-        self,
-        model: nn.Module,
-        target_layer: LayersLike,
-        *,
-        reshape_transform: ReshapeTransform | None = None,
-        relu: bool = True,
-    ) -> None:
-        super().__init__(model, target_layer, reshape_transform=reshape_transform)
-        self.relu = relu
+    uses_target: ClassVar[bool] = False
 
     def _maps(self, x: Tensor, target: Target) -> list[Tensor]:
-        del target  # class-agnostic
-        capture = self._run(x, None, gradients=False, scored=False)
-        maps = [self.projection(a) for a in capture.activations]
-        return [m.clamp(min=0) for m in maps] if self.relu else maps
+        return [self.projection(a) for a in self._run(x, target).activations]
 
     @staticmethod
     def projection(activations: Tensor) -> Tensor:

@@ -7,19 +7,11 @@ from typing import ClassVar
 import torch
 from torch import Tensor, nn
 
+from .._checks import check_finite, positive_int
 from .._layers import LayersLike
-from ._base import (
-    BaseCAM,
-    ReshapeTransform,
-    Target,
-    check_finite,
-    check_logits,
-    eval_mode,
-    normalize,
-    positive_int,
-    resolve_target,
-    upsample,
-)
+from .._maps import normalize, upsample
+from .._scoring import Target, eval_mode, row_scores
+from ._base import BaseCAM, ReshapeTransform
 
 __all__ = ["ScoreCAM"]
 
@@ -107,16 +99,14 @@ class ScoreCAM(BaseCAM):
         top_k: int | None = None,
         relu: bool = True,
     ) -> None:
-        super().__init__(model, target_layer, reshape_transform=reshape_transform)
-        self.batch_size: int = positive_int(batch_size, "batch_size") or 1
+        super().__init__(model, target_layer, reshape_transform=reshape_transform, relu=relu)
+        self.batch_size = positive_int(batch_size, "batch_size")
         self.top_k = positive_int(top_k, "top_k", allow_none=True)
-        self.relu = relu
 
     def _maps(self, x: Tensor, target: Target) -> list[Tensor]:
-        capture = self._run(x, target, gradients=False)
+        record = self._run(x, target)
         with eval_mode(self.model), torch.no_grad():
-            maps = [self._layer_map(x, a, target, capture.indices) for a in capture.activations]
-        return [m.clamp(min=0) for m in maps] if self.relu else maps
+            return [self._layer_map(x, a, target, record.indices) for a in record.activations]
 
     def channels(self, activations: Tensor) -> Tensor:
         """Which channels are scored: non-constant ones, within the ``top_k`` budget.
@@ -149,11 +139,7 @@ class ScoreCAM(BaseCAM):
             image, channel = pairs[start : start + self.batch_size].unbind(dim=1)
             masks = normalize(upsample(activations[image, channel], size))
             output = self.model(x[image] * masks[:, None].to(x.dtype))
-            if indices is None:
-                scores, _ = resolve_target(output, target, image.shape[0])
-            else:
-                probs = check_logits(output, image.shape[0]).softmax(dim=1)
-                scores = probs.gather(1, indices[image][:, None]).squeeze(1)
+            scores = row_scores(output, target, indices, image)
             check_finite(scores, "scores of the masked inputs")
             weights[image, channel] = scores.to(weights.dtype)
         return torch.einsum("bk,bkhw->bhw", weights, activations)

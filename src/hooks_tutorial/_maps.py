@@ -1,0 +1,32 @@
+"""Saliency maps ``[B, h, w]``: resize to an image, normalise to [0, 1]."""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+
+def upsample(maps: Tensor, size: tuple[int, int]) -> Tensor:
+    """Resize maps ``[B, h, w]`` to ``size`` with bilinear interpolation."""
+    if tuple(maps.shape[-2:]) == tuple(size):
+        return maps
+    return F.interpolate(maps[:, None], size=size, mode="bilinear", align_corners=False)[:, 0]
+
+
+def normalize(maps: Tensor) -> Tensor:
+    """Min-max normalise each map of ``[B, ...]`` to [0, 1]; a constant map becomes zeros.
+
+    A map whose range is below the floating-point resolution of its values
+    (``max - min <= eps * max(|min|, |max|)``) is constant up to rounding and
+    becomes all zeros instead of amplified rounding noise (or NaN for 0 / 0).
+    """
+    flat = maps.flatten(1)
+    lo = flat.min(dim=1).values
+    hi = flat.max(dim=1).values
+    span = hi - lo
+    scale = torch.maximum(lo.abs(), hi.abs())
+    ok = span > torch.finfo(maps.dtype).eps * scale
+    shape = (-1,) + (1,) * (maps.dim() - 1)
+    out = (maps - lo.view(shape)) / torch.where(ok, span, torch.ones_like(span)).view(shape)
+    return torch.where(ok.view(shape), out, torch.zeros_like(out))
