@@ -152,7 +152,7 @@ def test_count_hooks_str_is_an_aligned_table(mlp):
 
 
 def test_count_hooks_rejects_non_module():
-    with pytest.raises(TypeError, match="expected a model"):
+    with pytest.raises(TypeError, match=r"expected the model as an nn\.Module"):
         count_hooks("model")  # type: ignore[arg-type]
 
 

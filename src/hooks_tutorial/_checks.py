@@ -6,6 +6,7 @@ mistake gets the same message wherever it is made.
 
 from __future__ import annotations
 
+import math
 from typing import Literal, overload
 
 import torch
@@ -38,11 +39,30 @@ def positive_int(
     return value
 
 
-def check_model(model: object, hint: str = "") -> nn.Module:
-    """Return ``model`` if it is an ``nn.Module``, else raise ``TypeError`` (``hint``: the fix)."""
+def positive_number(value: object, name: str, *, allow_inf: bool = False) -> float:
+    """Return ``value`` as a float if it is a positive number (finite unless ``allow_inf``)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        msg = f"{name} must be a number, got {type(value).__name__}"
+        raise TypeError(msg)
+    number = float(value)
+    if math.isnan(number) or number <= 0 or (math.isinf(number) and not allow_inf):
+        kind = "positive number (or math.inf)" if allow_inf else "finite positive number"
+        msg = f"{name} must be a {kind}, got {value!r}"
+        raise ValueError(msg)
+    return number
+
+
+def check_model(
+    model: object, hint: str = "", *, what: str = "the model as an nn.Module"
+) -> nn.Module:
+    """Return ``model`` if it is an ``nn.Module``, else raise ``TypeError``.
+
+    The message reads ``expected {what}, got {type}; {hint}``: ``hint`` says
+    how to call the function correctly.
+    """
     if not isinstance(model, nn.Module):
         fix = f"; {hint}" if hint else ""
-        msg = f"expected the model as an nn.Module, got {type(model).__name__}{fix}"
+        msg = f"expected {what}, got {type(model).__name__}{fix}"
         raise TypeError(msg)
     return model
 

@@ -8,6 +8,8 @@ from typing import TypeAlias
 
 from torch import nn
 
+from ._checks import check_model
+
 #: A layer given as a submodule of the model or as its dotted name.
 LayerLike: TypeAlias = "nn.Module | str"
 #: One layer, or a list of them.
@@ -101,13 +103,7 @@ def resolve_layers(model: nn.Module, layers: LayersLike) -> list[tuple[str, nn.M
     ...
     ValueError: no submodule named 'conv'. Available: 0, 1
     """
-    given_model: object = model  # checked at run time, whatever the annotation says
-    if not isinstance(given_model, nn.Module):
-        msg = (
-            f"expected the model as an nn.Module, got {type(given_model).__name__}; "
-            "pass the model first and the layer(s) second"
-        )
-        raise TypeError(msg)
+    check_model(model, "pass the model first and the layer(s) second")
     items: Iterable[object]
     given: object = layers
     if isinstance(given, (str, nn.Module)):

@@ -9,6 +9,7 @@ from typing import Any, NamedTuple, overload
 import torch
 from torch import nn
 
+from ._checks import check_model
 from .hooks import HookGroup
 
 __all__ = ["TraceResult", "TraceRow", "trace"]
@@ -245,7 +246,7 @@ def trace(
     2      Linear  [8, 4]  [8, 2]      10
     total                              26
     """
-    _check_model(model)
+    check_model(model, "call trace(model, example_input)")
     args = example_input if isinstance(example_input, tuple) else (example_input,)
     names = {id(m): n for n, m in model.named_modules()}
     slots: list[TraceRow | None] = []  # filled in call order (pre-order)
@@ -284,12 +285,3 @@ def trace(
     rows = [row for row in slots if row is not None]
     total_params = sum(p.numel() for p in model.parameters())
     return TraceResult(rows, total_params, total_ms)
-
-
-def _check_model(model: object) -> None:
-    if not isinstance(model, nn.Module):
-        msg = (
-            f"expected the model as an nn.Module, got {type(model).__name__}; "
-            "call trace(model, example_input)"
-        )
-        raise TypeError(msg)

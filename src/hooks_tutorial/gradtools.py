@@ -21,6 +21,7 @@ from torch import nn
 from torch.utils.hooks import RemovableHandle
 from torch.utils.weak import WeakIdKeyDictionary
 
+from ._checks import check_model, positive_number
 from ._layers import LayersLike, resolve_layers
 from .hooks import HookGroup
 
@@ -84,18 +85,6 @@ def _parameters(target: object, layers: LayersLike | None, *, what: str) -> list
             seen.add(id(p))
             unique.append(p)
     return unique
-
-
-def _positive(name: str, value: object, *, allow_inf: bool = False) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        msg = f"{name} must be a number, got {type(value).__name__}"
-        raise TypeError(msg)
-    number = float(value)
-    if math.isnan(number) or number <= 0 or (math.isinf(number) and not allow_inf):
-        kind = "positive number (or math.inf)" if allow_inf else "finite positive number"
-        msg = f"{name} must be a {kind}, got {value!r}"
-        raise ValueError(msg)
-    return number
 
 
 def scale_gradients(
@@ -243,9 +232,9 @@ def clip_gradients(
     if max_norm is None and max_value is None:
         msg = "give max_norm, max_value or both: clip_gradients(model, max_norm=1.0)"
         raise ValueError(msg)
-    norm_bound = None if max_norm is None else _positive("max_norm", max_norm)
-    value_bound = None if max_value is None else _positive("max_value", max_value)
-    p_norm = _positive("norm_type", norm_type, allow_inf=True)
+    norm_bound = None if max_norm is None else positive_number(max_norm, "max_norm")
+    value_bound = None if max_value is None else positive_number(max_value, "max_value")
+    p_norm = positive_number(norm_type, "norm_type", allow_inf=True)
     params = _parameters(target, layers, what="clip")
     for i, p in enumerate(params):
         if not p.is_leaf:
@@ -413,7 +402,7 @@ def detect_anomalies(model: nn.Module) -> Iterator[None]:
     ...
     hooks_tutorial.gradtools.AnomalyError: forward pass: the output of module '1' has 1 NaN and 1 Inf values (of 3); its inputs were finite, so Log created them in its forward
     """
-    _check_model(model)
+    check_model(model, "write `with detect_anomalies(model):`")
     names = {id(m): n for n, m in model.named_modules()}
     # output tensor -> names of the modules that then took it as input. The list is
     # shared with the output's gradient hook, which names them if the gradient is bad.
@@ -512,12 +501,3 @@ def detect_anomalies(model: nn.Module) -> Iterator[None]:
     finally:
         with HookGroup(tensor_handles):
             pass
-
-
-def _check_model(model: object) -> None:
-    if not isinstance(model, nn.Module):
-        msg = (
-            f"expected the model as an nn.Module, got {type(model).__name__}; "
-            "write `with detect_anomalies(model):`"
-        )
-        raise TypeError(msg)

@@ -17,6 +17,8 @@ import torch
 from torch import nn
 from torch.utils.hooks import RemovableHandle
 
+from ._checks import check_model
+
 if TYPE_CHECKING:
     from typing_extensions import Self
 
@@ -28,6 +30,14 @@ __all__ = [
     "count_hooks",
     "remove_all_hooks",
 ]
+
+
+def _module_to_hook(module: object) -> nn.Module:
+    return check_model(
+        module,
+        "to hook a tensor use HookGroup.tensor(tensor, fn)",
+        what="an nn.Module to hook",
+    )
 
 
 class RemovesOnExit:
@@ -162,7 +172,7 @@ class HookGroup(RemovesOnExit):
         ...     len(hooks)
         1
         """
-        return self.add(_check_module(module).register_forward_hook(fn, **kwargs))
+        return self.add(_module_to_hook(module).register_forward_hook(fn, **kwargs))
 
     def forward_pre(
         self, module: nn.Module, fn: Callable[..., Any], **kwargs: Any
@@ -195,7 +205,7 @@ class HookGroup(RemovesOnExit):
         >>> len(relu._forward_pre_hooks)
         0
         """
-        return self.add(_check_module(module).register_forward_pre_hook(fn, **kwargs))
+        return self.add(_module_to_hook(module).register_forward_pre_hook(fn, **kwargs))
 
     def full_backward(
         self, module: nn.Module, fn: Callable[..., Any], **kwargs: Any
@@ -228,7 +238,7 @@ class HookGroup(RemovesOnExit):
         ...     len(layer._backward_hooks)
         1
         """
-        return self.add(_check_module(module).register_full_backward_hook(fn, **kwargs))
+        return self.add(_module_to_hook(module).register_full_backward_hook(fn, **kwargs))
 
     def full_backward_pre(
         self, module: nn.Module, fn: Callable[..., Any], **kwargs: Any
@@ -259,7 +269,7 @@ class HookGroup(RemovesOnExit):
         ...     len(layer._backward_pre_hooks)
         1
         """
-        return self.add(_check_module(module).register_full_backward_pre_hook(fn, **kwargs))
+        return self.add(_module_to_hook(module).register_full_backward_pre_hook(fn, **kwargs))
 
     def tensor(
         self, tensor: torch.Tensor, fn: Callable[[torch.Tensor], torch.Tensor | None]
@@ -363,16 +373,6 @@ class HookGroup(RemovesOnExit):
         return f"HookGroup({len(self._handles)} handle(s))"
 
 
-def _check_module(module: object) -> nn.Module:
-    if not isinstance(module, nn.Module):
-        msg = (
-            f"expected an nn.Module to hook, got {type(module).__name__}; to hook a "
-            "tensor use HookGroup.tensor(tensor, fn)"
-        )
-        raise TypeError(msg)
-    return module
-
-
 class HookCounts(NamedTuple):
     """Numbers of hooks on one module.
 
@@ -453,12 +453,6 @@ class HookReport(dict[str, HookCounts]):
         return "\n".join(lines)
 
 
-def _check_model(model: object) -> None:
-    if not isinstance(model, nn.Module):
-        msg = f"expected a model (nn.Module), got {type(model).__name__}"
-        raise TypeError(msg)
-
-
 def _param_hook_count(module: nn.Module) -> int:
     n = 0
     for p in module.parameters(recurse=False):
@@ -516,7 +510,7 @@ def count_hooks(model: nn.Module) -> HookReport:
     >>> count_hooks(model)
     {}
     """
-    _check_model(model)
+    check_model(model)
     report = HookReport()
     for name, module in model.named_modules(remove_duplicate=True):
         counts = _counts(module)
@@ -567,7 +561,7 @@ def remove_all_hooks(model: nn.Module) -> int:
     >>> count_hooks(model)
     {}
     """
-    _check_model(model)
+    check_model(model)
     removed = 0
     for module in model.modules():
         removed += _counts(module).total

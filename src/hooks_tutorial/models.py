@@ -17,14 +17,9 @@ from typing import Literal, cast
 import torch
 from torch import Tensor, nn
 
+from ._checks import positive_int
+
 __all__ = ["SimpleCNN", "TinyConvNet"]
-
-
-def _check_positive(**values: object) -> None:
-    for name, value in values.items():
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            msg = f"{name} must be a positive int, got {value!r}"
-            raise ValueError(msg)
 
 
 class SimpleCNN(nn.Module):
@@ -106,7 +101,15 @@ class SimpleCNN(nn.Module):
             msg = f"channels must give the widths of the 3 conv blocks, got {channels!r}"
             raise ValueError(msg)
         c1, c2, c3 = channels
-        _check_positive(num_classes=num_classes, in_channels=in_channels, c1=c1, c2=c2, c3=c3)
+        sizes = {
+            "num_classes": num_classes,
+            "in_channels": in_channels,
+            "c1": c1,
+            "c2": c2,
+            "c3": c3,
+        }
+        for name, value in sizes.items():
+            positive_int(value, name)
         if pool not in ("avg", "max"):
             msg = f"pool must be 'avg' (global average pooling) or 'max', got {pool!r}"
             raise ValueError(msg)
@@ -201,12 +204,14 @@ class TinyConvNet(nn.Module):
         seed: int | None = 0,
     ) -> None:
         super().__init__()
-        _check_positive(
-            in_channels=in_channels,
-            out_channels=out_channels,
-            num_classes=num_classes,
-            input_size=input_size,
-        )
+        sizes = {
+            "in_channels": in_channels,
+            "out_channels": out_channels,
+            "num_classes": num_classes,
+            "input_size": input_size,
+        }
+        for name, value in sizes.items():
+            positive_int(value, name)
         self.num_classes = num_classes
         with torch.random.fork_rng(devices=[], enabled=seed is not None):
             if seed is not None:

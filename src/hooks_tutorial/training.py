@@ -35,6 +35,8 @@ import torch
 from torch import Tensor, nn
 from torch.utils.data import DataLoader, Dataset, TensorDataset
 
+from ._checks import positive_int
+
 __all__ = [
     "Callback",
     "EarlyStopping",
@@ -49,12 +51,6 @@ __all__ = [
 #: ``(inputs, labels)`` pair of tensors, or any iterable of ``(inputs, labels)``
 #: batches such as a :class:`~torch.utils.data.DataLoader`.
 Data: TypeAlias = "Dataset[Any] | tuple[Tensor, Tensor] | Iterable[Sequence[Tensor]]"
-
-
-def _check_positive_int(name: str, value: object, meaning: str) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        msg = f"{name} must be a positive int ({meaning}), got {value!r}"
-        raise ValueError(msg)
 
 
 class StopTraining(Exception):
@@ -210,7 +206,7 @@ class ProgressPrinter(Callback):
     """
 
     def __init__(self, stream: TextIO | None = None, *, every: int = 1, times: bool = True) -> None:
-        _check_positive_int("every", every, "print every n epochs")
+        positive_int(every, "every", meaning="print every n epochs")
         self.stream = stream
         self.every = every
         self.times = times
@@ -295,7 +291,7 @@ class EarlyStopping(Callback):
         mode: Literal["auto", "min", "max"] = "auto",
         restore_best: bool = True,
     ) -> None:
-        _check_positive_int("patience", patience, "epochs without improvement")
+        positive_int(patience, "patience", meaning="epochs without improvement")
         if not min_delta >= 0:
             msg = f"min_delta must be >= 0, got {min_delta!r}"
             raise ValueError(msg)
@@ -642,8 +638,8 @@ def fit(
     >>> len(history), sorted(history.history)
     (2, ['accuracy', 'loss', 'seconds'])
     """
-    _check_positive_int("epochs", epochs, "passes over the training data")
-    _check_positive_int("batch_size", batch_size, "samples per batch")
+    positive_int(epochs, "epochs", meaning="passes over the training data")
+    positive_int(batch_size, "batch_size", meaning="samples per batch")
     parameters = list(model.parameters())
     if not parameters:
         msg = f"the model ({type(model).__name__}) has no parameters to train"

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any
 
 import torch
 from torch import Tensor, nn
 
-from .._checks import check_finite, check_grad_mode, check_input
+from .._checks import check_finite, check_grad_mode, check_input, check_model
 from .._layers import LayersLike
 from .._scoring import Target, eval_mode, resolve_target
 from ..hooks import HookGroup, RemovesOnExit
@@ -82,10 +82,7 @@ class GuidedBackprop(RemovesOnExit):
     """
 
     def __init__(self, model: nn.Module) -> None:
-        if not isinstance(cast("object", model), nn.Module):
-            msg = f"expected the model as an nn.Module, got {type(model).__name__}"
-            raise TypeError(msg)
-        self.model = model
+        self.model = check_model(model)
         self.relus = [(n, m) for n, m in model.named_modules() if isinstance(m, nn.ReLU)]
         if not self.relus:
             msg = (
