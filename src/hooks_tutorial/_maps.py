@@ -1,4 +1,4 @@
-"""Saliency maps ``[B, h, w]``: resize to an image, normalise to [0, 1]."""
+"""Saliency maps ``[B, h, w]``: check them against images, resize, normalise to [0, 1]."""
 
 from __future__ import annotations
 
@@ -30,3 +30,19 @@ def normalize(maps: Tensor) -> Tensor:
     shape = (-1,) + (1,) * (maps.dim() - 1)
     out = (maps - lo.view(shape)) / torch.where(ok, span, torch.ones_like(span)).view(shape)
     return torch.where(ok.view(shape), out, torch.zeros_like(out))
+
+
+def check_maps(maps: object, x: Tensor, what: str = "saliency") -> Tensor:
+    """Check maps ``[B, h, w]`` against ``x`` and resize them to its size."""
+    if not isinstance(maps, Tensor):
+        msg = f"expected the {what} maps as a torch.Tensor [B, H, W], got {type(maps).__name__}"
+        raise TypeError(msg)
+    if maps.dim() == 4 and maps.shape[1] == 1:
+        maps = maps[:, 0]
+    if maps.dim() != 3 or maps.shape[0] != x.shape[0]:
+        msg = f"expected {what} maps [B, H, W] with B = {x.shape[0]}, got shape {tuple(maps.shape)}"
+        raise ValueError(msg)
+    if not bool(torch.isfinite(maps).all()):
+        msg = f"the {what} maps contain NaN or infinity"
+        raise ValueError(msg)
+    return upsample(maps.to(device=x.device, dtype=x.dtype), (x.shape[-2], x.shape[-1]))

@@ -144,3 +144,21 @@ def row_scores(output: object, target: Target, indices: Tensor | None, rows: Ten
         return scores
     probs = check_logits(output, rows.shape[0]).softmax(dim=1)
     return probs.gather(1, indices[rows][:, None]).squeeze(1)
+
+
+def scorer(
+    model: nn.Module, x: Tensor, target: Target
+) -> tuple[Callable[[Tensor, Tensor], Tensor], Tensor]:
+    """Return ``score(inputs, rows) -> [n]`` and the scores of ``x`` itself.
+
+    Class-index targets are scored by their softmax probability (fixed to
+    the class found on ``x`` when ``target`` is None); a callable target by
+    its own value (see :func:`row_scores`).
+    """
+    output = model(x)
+    indices = target_indices(output, target, x.shape[0])
+
+    def score(inputs: Tensor, rows: Tensor) -> Tensor:
+        return row_scores(model(inputs), target, indices, rows)
+
+    return score, row_scores(output, target, indices, torch.arange(x.shape[0], device=x.device))
