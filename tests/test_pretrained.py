@@ -22,13 +22,14 @@ from hooks_tutorial._pretrained import (
     pretrained,
     pretrained_config,
 )
+from hooks_tutorial.data import ShapesSpec
 from hooks_tutorial.models import SimpleCNN
 
 TINY = dataclasses.replace(
     pretrained_config("simple_cnn-shapes"),
     n_train=32,
     n_test=16,
-    image_size=32,
+    data=ShapesSpec(image_size=32),
     channels=(4, 4, 8),
     epochs=1,
     batch_size=16,
@@ -181,8 +182,8 @@ def test_key_follows_everything_that_sets_the_weights() -> None:
         dataclasses.replace(TINY, seed=1),
         dataclasses.replace(TINY, epochs=2),
         dataclasses.replace(TINY, channels=(4, 4, 4)),
-        dataclasses.replace(TINY, noise=0.0),
-        dataclasses.replace(TINY, variant="shortcut"),
+        dataclasses.replace(TINY, data=ShapesSpec(image_size=32, noise=0.0)),
+        dataclasses.replace(TINY, data=ShapesSpec(image_size=32, variant="shortcut")),
         dataclasses.replace(TINY, n_train_two=8),
         dataclasses.replace(TINY, multi_label=True),
     ]
@@ -198,8 +199,8 @@ def test_key_includes_versions(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_registered_configs() -> None:
-    assert pretrained_config("simple_cnn-shapes").variant == "single"
-    assert pretrained_config("simple_cnn-shortcut").variant == "shortcut"
+    assert pretrained_config("simple_cnn-shapes").data.variant == "single"
+    assert pretrained_config("simple_cnn-shortcut").data.variant == "shortcut"
     assert pretrained_config("simple_cnn-shapes").pool == "max"  # see benchmarks/bench_training.py
     multilabel = pretrained_config("simple_cnn-multilabel")
     assert multilabel.multi_label

@@ -11,7 +11,7 @@ import torch
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
-from hooks_tutorial.data import ShapesDataset
+from hooks_tutorial.data import make_shapes
 from hooks_tutorial.models import SimpleCNN, TinyConvNet
 from hooks_tutorial.training import (
     Callback,
@@ -397,7 +397,7 @@ def _state(model: nn.Module) -> dict[str, torch.Tensor]:
 
 
 def test_training_is_deterministic_for_a_seed() -> None:
-    data = ShapesDataset(48, image_size=32, seed=0)
+    data = make_shapes(48, image_size=32, seed=0)
     runs = []
     for _ in range(2):
         model = SimpleCNN(channels=(4, 8, 8), seed=0)
@@ -429,7 +429,7 @@ def test_empty_data_is_rejected() -> None:
 
 
 def test_model_output_must_match_classes() -> None:
-    data = ShapesDataset(8, image_size=32, seed=0)
+    data = make_shapes(8, image_size=32, seed=0)
     model = SimpleCNN(num_classes=3, channels=(4, 4, 4), seed=0)
     with pytest.raises(
         ValueError,

@@ -56,7 +56,7 @@ _LAZY: dict[str, str] = {
     "plot_cams": "viz",
     # data, models, training
     "ShapesData": "data",
-    "ShapesDataset": "data",
+    "ShapesSpec": "data",
     "make_shapes": "data",
     "SimpleCNN": "models",
     "TinyConvNet": "models",
@@ -97,7 +97,7 @@ __all__ = [
     "ProgressPrinter",
     "ScoreCAM",
     "ShapesData",
-    "ShapesDataset",
+    "ShapesSpec",
     "SimpleCNN",
     "StopTraining",
     "TinyConvNet",
@@ -174,7 +174,7 @@ if TYPE_CHECKING:  # pragma: no cover
         capture_activations,
         capture_gradients,
     )
-    from .data import ShapesData, ShapesDataset, make_shapes
+    from .data import ShapesData, ShapesSpec, make_shapes
     from .gradtools import AnomalyError, clip_gradients, detect_anomalies, scale_gradients
     from .hooks import HookCounts, HookGroup, HookReport, count_hooks, remove_all_hooks
     from .models import SimpleCNN, TinyConvNet
