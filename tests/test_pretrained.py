@@ -13,8 +13,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from hooks_tutorial import _pretrained as pretrained_module
-from hooks_tutorial._pretrained import (
+from hooks_tutorial import zoo
+from hooks_tutorial.data import ShapesSpec
+from hooks_tutorial.models import SimpleCNN
+from hooks_tutorial.zoo import (
     CACHE_ENV,
     PretrainedCacheWarning,
     PretrainedConfig,
@@ -22,8 +24,6 @@ from hooks_tutorial._pretrained import (
     pretrained,
     pretrained_config,
 )
-from hooks_tutorial.data import ShapesSpec
-from hooks_tutorial.models import SimpleCNN
 
 TINY = dataclasses.replace(
     pretrained_config("simple_cnn-shapes"),
@@ -68,7 +68,7 @@ def _forbid_training(monkeypatch: pytest.MonkeyPatch) -> None:
         msg = "training was not expected: the cache should have been used"
         raise AssertionError(msg)
 
-    monkeypatch.setattr(pretrained_module, "_train", fail)
+    monkeypatch.setattr(zoo, "_train", fail)
 
 
 def test_trains_once_then_loads(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -154,7 +154,7 @@ def test_unwritable_cache_warns_and_returns_the_model(
     def refuse(path: Path, payload: object) -> None:
         raise PermissionError(13, "Permission denied", str(path))
 
-    monkeypatch.setattr(pretrained_module, "_save", refuse)
+    monkeypatch.setattr(zoo, "_save", refuse)
     with pytest.warns(
         PretrainedCacheWarning, match=f"could not cache the weights.*Set {CACHE_ENV}"
     ):
@@ -194,7 +194,7 @@ def test_key_follows_everything_that_sets_the_weights() -> None:
 
 def test_key_includes_versions(monkeypatch: pytest.MonkeyPatch) -> None:
     before = TINY.key()
-    monkeypatch.setattr(pretrained_module, "__version__", "999.0")
+    monkeypatch.setattr(zoo, "_LIBRARY_VERSION", "999.0")
     assert TINY.key() != before
 
 
@@ -230,7 +230,7 @@ def test_cache_dir_resolution(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -
 def _spy_fit(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, object]]:
     """Record what ``_train`` gives to ``fit`` (and still train)."""
     calls: list[dict[str, object]] = []
-    real_fit = pretrained_module.fit
+    real_fit = zoo.fit
 
     def spy(
         model: torch.nn.Module, data: tuple[torch.Tensor, torch.Tensor], **options: object
@@ -238,7 +238,7 @@ def _spy_fit(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, object]]:
         calls.append({"images": data[0], "labels": data[1], **options})
         return real_fit(model, data, **options)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(pretrained_module, "fit", spy)
+    monkeypatch.setattr(zoo, "fit", spy)
     return calls
 
 

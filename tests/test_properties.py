@@ -7,14 +7,13 @@ from contextlib import AbstractContextManager, ExitStack
 from typing import Any
 
 import torch
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from torch import nn
 
-from hooks_tutorial._trace import trace
 from hooks_tutorial.capture import capture_activations, capture_gradients
 from hooks_tutorial.gradtools import clip_gradients, detect_anomalies, scale_gradients
 from hooks_tutorial.hooks import count_hooks
+from hooks_tutorial.tracing import trace
 
 SETTINGS = settings(max_examples=25, deadline=None)
 # Hooked and reference passes run the same kernels on the same values, so they

@@ -6,7 +6,7 @@ import pytest
 import torch
 from torch import nn
 
-from hooks_tutorial._trace import TraceResult, TraceRow, trace
+from hooks_tutorial.tracing import TraceResult, TraceRow, trace
 
 
 class Pair(nn.Module):

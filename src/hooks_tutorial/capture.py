@@ -17,8 +17,8 @@ import torch
 from torch import nn
 from torch.utils.hooks import RemovableHandle
 
-from ._layers import LayersLike, resolve_layers
 from .hooks import HookGroup
+from .layers import LayersLike, resolve_layers
 
 __all__ = [
     "Activations",

@@ -12,10 +12,10 @@ import torch
 from torch import Tensor, nn
 
 from .._checks import check_finite, check_grad_mode, check_input
-from .._layers import LayersLike, resolve_layers
 from .._maps import normalize, upsample
 from .._scoring import Target, eval_mode, resolve_target
 from ..hooks import HookGroup, RemovesOnExit
+from ..layers import LayersLike, resolve_layers
 
 __all__ = ["BaseCAM", "LayerRecord", "ReshapeTransform", "combine"]
 

@@ -8,9 +8,9 @@ import torch
 from torch import Tensor, nn
 
 from .._checks import check_finite, check_grad_mode, check_input, check_model
-from .._layers import LayersLike
 from .._scoring import Target, eval_mode, resolve_target
 from ..hooks import HookGroup, RemovesOnExit
+from ..layers import LayersLike
 from ._base import ReshapeTransform
 from ._methods import GradCAM
 

@@ -8,9 +8,9 @@ import torch
 from torch import Tensor, nn
 
 from .._checks import check_finite, positive_int
-from .._layers import LayersLike
 from .._maps import normalize, upsample
 from .._scoring import Target, eval_mode, row_scores
+from ..layers import LayersLike
 from ._base import BaseCAM, ReshapeTransform
 
 __all__ = ["ScoreCAM"]

@@ -23,13 +23,13 @@ import tempfile
 import time
 import warnings
 from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, Literal
 
 import torch
 from torch import nn
 
-from . import __version__
 from .data import ShapesSpec, make_shapes
 from .models import SimpleCNN
 from .training import evaluate, fit
@@ -44,6 +44,13 @@ __all__ = [
 ]
 
 _log = logging.getLogger(__name__)
+
+# The installed version, read like hooks_tutorial.__version__ (not imported from the
+# package's __init__, which no module imports).
+try:
+    _LIBRARY_VERSION = version("hooks-tutorial")
+except PackageNotFoundError:  # pragma: no cover - running from a source tree
+    _LIBRARY_VERSION = "0+unknown"
 
 #: Environment variable that overrides the cache folder.
 CACHE_ENV = "HOOKS_TUTORIAL_CACHE"
@@ -149,7 +156,7 @@ class PretrainedConfig:
                 "config": config | data,
                 "architecture": "SimpleCNN",
                 "recipe": _RECIPE,
-                "hooks_tutorial": __version__,
+                "hooks_tutorial": _LIBRARY_VERSION,
                 "torch": torch.__version__,
             },
             sort_keys=True,
