@@ -11,6 +11,7 @@ import pytest
 import torch
 from torch import nn
 
+from hooks_tutorial import count_hooks
 from hooks_tutorial.cam import (
     CAM,
     EigenCAM,
@@ -110,17 +111,6 @@ def x() -> torch.Tensor:
     return torch.randn(3, 3, 16, 16, generator=torch.Generator().manual_seed(1))
 
 
-def hook_total(model: nn.Module) -> int:
-    """Every module hook of every kind on the model and its submodules."""
-    return sum(
-        len(m._forward_hooks)
-        + len(m._forward_pre_hooks)
-        + len(m._backward_hooks)
-        + len(m._backward_pre_hooks)
-        for m in model.modules()
-    )
-
-
 def make_cam(method: type, model: nn.Module, layer: object = "conv2", **kwargs: Any) -> Any:
     if method is ScoreCAM:
         kwargs.setdefault("batch_size", 8)
@@ -208,16 +198,16 @@ def test_no_hooks_after_call_context_and_del(net: Net, x: torch.Tensor) -> None:
     for method in ALL_METHODS:
         cam = make_cam(method, net)
         cam(x)
-        assert hook_total(net) == 0
+        assert count_hooks(net) == {}
         with make_cam(method, net) as in_block:
             in_block(x)
-        assert hook_total(net) == 0
+        assert count_hooks(net) == {}
         cam.remove()
         cam.remove()  # idempotent
         cams.append(cam)
     del cams, cam, in_block
     gc.collect()
-    assert hook_total(net) == 0
+    assert count_hooks(net) == {}
 
 
 def test_no_hooks_after_exception_inside_with_block(net: Net, x: torch.Tensor) -> None:
@@ -231,7 +221,7 @@ def test_no_hooks_after_exception_inside_with_block(net: Net, x: torch.Tensor) -
 
     with pytest.raises(Boom):
         use_and_fail()
-    assert hook_total(net) == 0
+    assert count_hooks(net) == {}
 
 
 def test_no_hooks_after_exception_inside_the_model(x: torch.Tensor) -> None:
@@ -245,19 +235,19 @@ def test_no_hooks_after_exception_inside_the_model(x: torch.Tensor) -> None:
     for method in ALL_METHODS:
         with pytest.raises(RuntimeError, match="model failed"):
             make_cam(method, model)(x)
-        assert hook_total(model) == 0
+        assert count_hooks(model) == {}
 
 
 def test_guided_no_hooks_after_call_and_exception(net: Net, x: torch.Tensor) -> None:
     guided = GuidedBackprop(net)
     guided(x)
-    assert hook_total(net) == 0
+    assert count_hooks(net) == {}
     with pytest.raises(IndexError):
         guided(x, target=99)
-    assert hook_total(net) == 0
+    assert count_hooks(net) == {}
     with GuidedGradCAM(net, "conv2") as ggc:
         ggc(x)
-    assert hook_total(net) == 0
+    assert count_hooks(net) == {}
 
 
 @pytest.mark.parametrize("method", ALL_METHODS)
@@ -314,7 +304,7 @@ def test_inference_mode_raises_clear_error(method: type, net: Net, x: torch.Tens
     cam = method(net) if method is GuidedBackprop else method(net, "conv2")
     with torch.inference_mode(), pytest.raises(RuntimeError, match=r"inference_mode\(\)"):
         cam(x)
-    assert hook_total(net) == 0
+    assert count_hooks(net) == {}
 
 
 @pytest.mark.parametrize("method", [ScoreCAM, EigenCAM, CAM])
@@ -379,7 +369,7 @@ def test_layer_called_twice_warns(x: torch.Tensor) -> None:
     with pytest.warns(UserWarning, match=r"ran 2 times in one forward pass; the map uses its last"):
         maps = GradCAM(model, "1")(x, raw=True)
     assert maps.shape == (3, 12, 12)  # the last call's grid
-    assert hook_total(model) == 0
+    assert count_hooks(model) == {}
 
 
 # -- transformers --------------------------------------------------------------
@@ -416,7 +406,7 @@ def test_transformer_tokens(prefix: int) -> None:
         maps = make_cam(method, model, "blocks.0", reshape_transform=transform)(x)
         assert maps.shape == (2, 16, 16)
         assert bool(torch.isfinite(maps).all())
-    assert hook_total(model) == 0
+    assert count_hooks(model) == {}
 
 
 def test_transformer_gradcam_matches_manual_computation() -> None:
@@ -441,7 +431,7 @@ def test_tokens_without_reshape_transform_explain_what_to_do() -> None:
         ValueError, match=r"has shape \(2, 17, 16\) \(3-D\).*token_reshape_transform"
     ):
         GradCAM(model, "blocks.0")(torch.randn(2, 3, 16, 16))
-    assert hook_total(model) == 0
+    assert count_hooks(model) == {}
 
 
 def test_reshape_transform_with_wrong_output() -> None:
@@ -470,7 +460,7 @@ def test_target_out_of_range(method: type, net: Net, x: torch.Tensor) -> None:
         make_cam(method, net)(x, 5)
     with pytest.raises(IndexError, match="target class -1"):
         make_cam(method, net)(x, [0, -1, 2])
-    assert hook_total(net) == 0
+    assert count_hooks(net) == {}
 
 
 def test_wrong_target_types_and_lengths(net: Net, x: torch.Tensor) -> None:
@@ -483,7 +473,7 @@ def test_wrong_target_types_and_lengths(net: Net, x: torch.Tensor) -> None:
         cam(x, True)
     with pytest.raises(TypeError, match="string"):
         cam(x, "cat")  # type: ignore[arg-type]
-    assert hook_total(net) == 0
+    assert count_hooks(net) == {}
 
 
 @pytest.mark.parametrize("method", [m for m in ALL_METHODS if m is not EigenCAM])
@@ -495,7 +485,7 @@ def test_callable_target_with_wrong_shape(method: type, net: Net, x: torch.Tenso
         make_cam(method, net)(x, lambda out: out)
     with pytest.raises(TypeError, match="the target callable returned a float"):
         make_cam(method, net)(x, lambda out: 1.0)
-    assert hook_total(net) == 0
+    assert count_hooks(net) == {}
 
 
 def test_output_not_a_tensor_without_callable_target(x: torch.Tensor) -> None:
@@ -506,7 +496,7 @@ def test_output_not_a_tensor_without_callable_target(x: torch.Tensor) -> None:
         GradCAM(model, "net.conv2")(x)
     with pytest.raises(ValueError, match=r"\[B, classes\]"):
         GradCAM(nn.Sequential(nn.Conv2d(3, 2, 3), nn.ReLU()), "0")(x)
-    assert hook_total(model) == 0
+    assert count_hooks(model) == {}
 
 
 def test_layer_not_4d_without_reshape_transform(net: Net, x: torch.Tensor) -> None:
@@ -515,7 +505,7 @@ def test_layer_not_4d_without_reshape_transform(net: Net, x: torch.Tensor) -> No
         match=r"the output of layer 'fc' has shape \(3, 5\) \(2-D\); CAM methods need a feature map",
     ):
         GradCAM(net, "fc")(x)
-    assert hook_total(net) == 0
+    assert count_hooks(net) == {}
 
 
 def test_layer_not_reached_in_forward(x: torch.Tensor) -> None:
@@ -526,7 +516,7 @@ def test_layer_not_reached_in_forward(x: torch.Tensor) -> None:
             RuntimeError, match=r"the target layer 'unused' did not run during the forward pass"
         ):
             make_cam(method, model, "unused")(x)
-    assert hook_total(model) == 0
+    assert count_hooks(model) == {}
 
 
 def test_unknown_layer_name(net: Net) -> None:
@@ -551,7 +541,7 @@ def test_layer_with_tuple_output(x: torch.Tensor) -> None:
     model = Model()
     with pytest.raises(TypeError, match="the target layer returned a tuple, not a tensor"):
         GradCAM(model, "pair")(x)
-    assert hook_total(model) == 0
+    assert count_hooks(model) == {}
 
 
 def test_score_not_depending_on_layer(x: torch.Tensor) -> None:
@@ -568,7 +558,7 @@ def test_score_not_depending_on_layer(x: torch.Tensor) -> None:
     model = Branch()
     with pytest.raises(RuntimeError, match=r"does not depend on the output of layer 'side'"):
         GradCAM(model, "side")(x)
-    assert hook_total(model) == 0
+    assert count_hooks(model) == {}
 
 
 @pytest.mark.parametrize("method", ALL_METHODS)
@@ -579,7 +569,7 @@ def test_nan_in_activations(method: type, net: Net, x: torch.Tensor) -> None:
         FloatingPointError, match=r"activations of layer 'conv2' contain .* non-finite"
     ):
         make_cam(method, net)(bad)
-    assert hook_total(net) == 0
+    assert count_hooks(net) == {}
 
 
 def test_nan_in_gradients(x: torch.Tensor) -> None:
@@ -600,7 +590,7 @@ def test_nan_in_gradients(x: torch.Tensor) -> None:
     model = Model()
     with pytest.raises(FloatingPointError, match=r"gradients at layer 'conv2' contain"):
         GradCAM(model, "conv2")(x)
-    assert hook_total(model) == 0
+    assert count_hooks(model) == {}
 
 
 # -- method-specific behaviour -------------------------------------------------------

@@ -102,25 +102,6 @@ def reference_forward(model: nn.Sequential, x: torch.Tensor) -> list[torch.Tenso
     return outs
 
 
-def raw_hook_total(model: nn.Module) -> int:
-    total = 0
-    for m in model.modules():
-        for d in (
-            m._forward_hooks,
-            m._forward_pre_hooks,
-            m._backward_hooks,
-            m._backward_pre_hooks,
-            m._forward_hooks_with_kwargs,
-            m._forward_hooks_always_called,
-            m._forward_pre_hooks_with_kwargs,
-        ):
-            total += len(d)
-        for p in m.parameters(recurse=False):
-            total += len(p._backward_hooks or {})
-            total += len(p._post_accumulate_grad_hooks or {})
-    return total
-
-
 @SETTINGS
 @given(net=networks(), data=st.data())
 def test_activations_equal_layer_by_layer_outputs(
@@ -135,7 +116,7 @@ def test_activations_equal_layer_by_layer_outputs(
             model(x)
     for name in chosen:
         torch.testing.assert_close(acts[name], expected[int(name)], **TOL)
-    assert raw_hook_total(model) == 0
+    assert count_hooks(model) == {}
 
 
 @SETTINGS
@@ -173,7 +154,7 @@ def test_gradients_equal_autograd_grad(
         (model(x.clone()) * weights).sum().backward()  # clone: in-place ReLU first
     for name, ref in zip(chosen, expected, strict=True):
         torch.testing.assert_close(grads[name], ref, **TOL)
-    assert raw_hook_total(model) == 0
+    assert count_hooks(model) == {}
 
 
 ContextFactory = Callable[[nn.Module], AbstractContextManager[Any]]
@@ -231,7 +212,7 @@ def test_no_hook_survives_an_exception(
     assert raised
     assert count_hooks(model) == before
     user_handle.remove()
-    assert raw_hook_total(model) == 0
+    assert count_hooks(model) == {}
 
 
 @SETTINGS
@@ -248,4 +229,4 @@ def test_trace_leaves_no_hook(net: tuple[nn.Sequential, torch.Tensor], armed: bo
     else:
         assert not armed
         assert [r.name for r in result] == [str(i) for i in range(len(model))]
-    assert raw_hook_total(model) == 0
+    assert count_hooks(model) == {}
