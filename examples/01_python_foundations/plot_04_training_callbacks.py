@@ -6,7 +6,7 @@ A training loop is where callbacks pay off. Printing progress, recording
 curves, stopping early and changing the learning rate are all things that
 happen *at* a moment of the loop (after a batch, after an epoch) but are not
 *part* of training. With callbacks, each lives in its own small piece of code,
-and the loop stays the same. This page first writes a ten-line loop with a
+and the loop stays the same. This page first writes a short loop with a
 callback list by hand, then uses the ``fit`` function of ``hooks_tutorial``
 and its ready-made callbacks, and ends with a callback of our own.
 
