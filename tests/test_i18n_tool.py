@@ -279,3 +279,26 @@ def test_check_reports_missing_and_fuzzy_messages(
     i18n.fill(locale_dir)
     assert i18n.check(pot_dir, locale_dir) == 1
     assert "'New text.' is missing" in capsys.readouterr().out
+
+
+# --- typography -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("msgstr", "expected"),
+    [
+        ("笔记说 ``input``\\ “对应 (image, label)”。", None),
+        ("笔记说 ``input`` “对应 (image, label)”。", "no space before a full-width quote"),
+        ("上采样到 64×64 的图像。", None),
+        ("上采样到 64 x 64 的图像。", "write dimensions with ×"),
+        ("8x8 的热力图", "write dimensions with ×"),
+        ("输入 ``1x1x4x4`` 的张量", None),  # code is left alone
+    ],
+)
+def test_typography(msgstr: str, expected: str | None) -> None:
+    problems = i18n.typography_problems(msgstr)
+    if expected is None:
+        assert problems == []
+    else:
+        assert len(problems) == 1
+        assert expected in problems[0]

@@ -24,6 +24,7 @@ English in both languages. It also checks every translated message:
   inside code (``baseline=\\"zeros\\"``) or a translated target fails;
 - glossary: the project's terms (``docs/locales/zh_CN/glossary.tsv``, next to
   ``LC_MESSAGES``) are translated the one agreed way;
+- typography: no space before a full-width quote, × for dimensions (64×64);
 - catalogs: no obsolete entries, and a filled header.
 
 A problem listed verbatim in ``docs/locales/zh_CN/known_problems.txt`` is
@@ -302,6 +303,24 @@ def header_problems(catalog: Catalog) -> list[str]:
     return problems
 
 
+# Chinese typography: (pattern, on the text without code?, what to do)
+TYPOGRAPHY: list[tuple[re.Pattern[str], bool, str]] = [
+    (re.compile(r"(?<!\\) [“‘]"), False, "no space before a full-width quote"),
+    (re.compile(r"\b\d+ ?[xX] ?\d+\b"), True, "write dimensions with × (64×64)"),
+]
+
+
+def typography_problems(msgstr: str, *, myst: bool = False) -> list[str]:
+    """Chinese typography slips in ``msgstr`` (code and roles are left alone)."""
+    prose = strip_markup(msgstr, myst=myst)
+    found = []
+    for pattern, without_code, advice in TYPOGRAPHY:
+        hit = pattern.search(prose if without_code else msgstr)
+        if hit:
+            found.append(f"typography: {hit[0]!r}: {advice}")
+    return found
+
+
 def message_problems(message: Message, terms: Iterable[Term]) -> list[str]:
     """The markup and glossary problems of one translated message."""
     if not isinstance(message.id, str) or not isinstance(message.string, str):
@@ -315,6 +334,7 @@ def message_problems(message: Message, terms: Iterable[Term]) -> list[str]:
         problems.append(markup_issue)
     for term in terms:
         problems.extend(term.problems(message.id, message.string, myst=myst))
+    problems.extend(typography_problems(message.string, myst=myst))
     return problems
 
 
