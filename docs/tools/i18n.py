@@ -11,17 +11,35 @@ references), so that each is translated once, here, and not by hand per page.
 Download links point to the Chinese copies of the scripts, notebooks and zips
 that ``docs/_ext/localized_downloads.py`` writes into ``_zh_CN/`` folders.
 
+``fill`` also drops obsolete (``#~``) entries and fills the catalog header
+(project, team, translator), so every catalog says what it is.
+
 ``check`` compares freshly extracted ``.pot`` files with the catalogs and exits
 with status 1 when a message is missing, untranslated or fuzzy. Messages that
 come only from docstrings (the API reference) are exempt: docstrings stay in
-English in both languages.
+English in both languages. It also checks every translated message:
+
+- markup: the inline literals, roles (their target) and link targets of the
+  ``msgstr`` equal those of the ``msgid`` (as multisets), so a stray backslash
+  inside code (``baseline=\\"zeros\\"``) or a translated target fails;
+- glossary: the project's terms (``docs/locales/zh_CN/glossary.tsv``, next to
+  ``LC_MESSAGES``) are translated the one agreed way;
+- typography: no space before a full-width quote, × for dimensions (64×64);
+- catalogs: no obsolete entries, and a filled header.
+
+A problem listed verbatim in ``docs/locales/zh_CN/known_problems.txt`` is
+printed but does not fail the check (a temporary waiver while a page owner
+fixes it); a listed problem that no longer occurs is named, so the line can go.
 """
 
 from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 
 from babel.messages.catalog import Catalog, Message
@@ -106,12 +124,230 @@ def _docstring_only(message: Message) -> bool:
     return bool(message.locations) and not sources
 
 
+# --- markup that a translation must keep byte for byte ------------------------
+
+# reST (the gallery pages): ``literal``, :role:`body`, `text <target>`_
+_RST_LITERAL = re.compile(r"``(?P<body>.+?)``")
+_RST_ROLE = re.compile(r":(?P<role>[A-Za-z][\w+-]*(?::[\w+-]+)*):`(?P<body>[^`]+)`")
+_RST_LINK = re.compile(r"`(?P<text>[^`]*?)\s*<(?P<target>[^<>`]+)>`__?")
+# MyST (the Markdown pages): {role}`body`, `code` (any number of backticks), [text](target)
+_MYST_ROLE = re.compile(r"\{(?P<role>[\w:+-]+)\}`(?P<body>[^`]+)`")
+_MYST_CODE = re.compile(r"(?P<ticks>`+)(?P<body>.+?)(?P=ticks)")
+_MYST_LINK = re.compile(r"\[(?P<text>[^\]]*)\]\((?P<target>[^)\s]+)\)")
+_TITLED = re.compile(r"(?s)(?P<title>.*?)\s*<(?P<target>[^<>]+)>")
+
+
+def _role_target(body: str) -> str:
+    """``title <target>`` -> ``target``; a body without a title is its own target."""
+    titled = _TITLED.fullmatch(body)
+    return titled["target"] if titled else body
+
+
+def markup(text: str, *, myst: bool = False) -> Counter[str]:
+    """The literals, roles (by target) and link targets in ``text``, as a multiset.
+
+    A translation changes the prose around them, never these: a title inside a
+    role (``:doc:`title <target>```) may be translated, its target may not.
+    """
+    found: Counter[str] = Counter()
+
+    def take(pattern: re.Pattern[str], key: Callable[[re.Match[str]], str], rest: str) -> str:
+        for match in pattern.finditer(rest):
+            found[key(match)] += 1
+        return pattern.sub(" ", rest)
+
+    rest = text
+    if myst:
+        rest = take(_MYST_ROLE, lambda m: f"{{{m['role']}}}`{_role_target(m['body'])}`", rest)
+        rest = take(_MYST_LINK, lambda m: f"link({m['target']})", rest)
+        take(_MYST_CODE, lambda m: f"`{m['body']}`", rest)
+    else:
+        rest = take(_RST_LITERAL, lambda m: f"``{m['body']}``", rest)
+        rest = take(_RST_ROLE, lambda m: f":{m['role']}:`{_role_target(m['body'])}`", rest)
+        take(_RST_LINK, lambda m: f"link({m['target']})", rest)
+    return found
+
+
+def strip_markup(text: str, *, myst: bool = False) -> str:
+    """``text`` without literals and roles (so glossary terms are not found in code)."""
+    patterns = [_MYST_ROLE, _MYST_CODE] if myst else [_RST_LITERAL, _RST_ROLE]
+    for pattern in patterns:
+        text = pattern.sub(" ", text)
+    return text
+
+
+def _is_myst(message: Message) -> bool:
+    return any(loc.endswith(".md") for loc, _ in message.locations)
+
+
+def markup_problem(msgid: str, msgstr: str, *, myst: bool = False) -> str | None:
+    """Say what differs between the markup of ``msgid`` and ``msgstr``, or None."""
+    want, got = markup(msgid, myst=myst), markup(msgstr, myst=myst)
+    if want == got:
+        return None
+    missing = sorted((want - got).elements())
+    extra = sorted((got - want).elements())
+    parts = []
+    if missing:
+        parts.append(f"missing {', '.join(missing)}")
+    if extra:
+        parts.append(f"unexpected {', '.join(extra)}")
+    return "markup differs from the msgid: " + "; ".join(parts) + " (copy it byte for byte)"
+
+
+# --- the project glossary -----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Term:
+    """One row of ``glossary.tsv``.
+
+    ``scope`` is ``heading`` (the msgid is exactly the term, e.g. a section
+    title) or ``text`` (the term anywhere in the msgid's prose). When the
+    msgid has the term, the msgstr must match ``required``; in the messages
+    of that scope (every message for ``text``), the msgstr must never match
+    ``forbidden``. Code and roles are ignored on both sides.
+    """
+
+    scope: str
+    english: re.Pattern[str]
+    required: re.Pattern[str] | None
+    forbidden: re.Pattern[str] | None
+    note: str
+
+    def problems(self, msgid: str, msgstr: str, *, myst: bool = False) -> list[str]:
+        source, target = strip_markup(msgid, myst=myst), strip_markup(msgstr, myst=myst)
+        if self.scope == "heading":
+            hit = self.english.fullmatch(source.strip())
+            checked = hit is not None
+        else:
+            hit = self.english.search(source)
+            checked = True
+        bad = self.forbidden.search(target) if checked and self.forbidden else None
+        if bad:
+            problem = f"glossary: {bad[0]!r} is not used here"
+        elif hit and self.required and not self.required.search(target):
+            problem = (
+                f"glossary: the msgid says {hit[0]!r}, the msgstr lacks /{self.required.pattern}/"
+            )
+        else:
+            return []
+        return [f"{problem} ({self.note})" if self.note else problem]
+
+
+def read_glossary(path: Path) -> list[Term]:
+    """Read ``scope<TAB>english<TAB>required<TAB>forbidden<TAB>note`` rows (regexes)."""
+    terms = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        cells = [*line.split("\t"), "", "", ""][:5]
+        scope, english, required, forbidden, note = (cell.strip() for cell in cells)
+        if scope not in {"heading", "text"} or not english or not (required or forbidden):
+            msg = (
+                f"{path}:{number}: expected 'heading|text<TAB>english<TAB>required"
+                f"<TAB>forbidden<TAB>note' (required or forbidden non-empty), got {line!r}"
+            )
+            raise ValueError(msg)
+        terms.append(
+            Term(
+                scope,
+                re.compile(english, re.IGNORECASE),
+                re.compile(required) if required else None,
+                re.compile(forbidden) if forbidden else None,
+                note,
+            )
+        )
+    return terms
+
+
+# --- catalog header and obsolete entries ----------------------------------------
+
+GLOSSARY = "glossary.tsv"  # next to LC_MESSAGES
+KNOWN = "known_problems.txt"  # next to LC_MESSAGES: problems that do not fail the build yet
+TEAM = "hooks-tutorial translators (Simplified Chinese)"
+BUGS = "https://github.com/hooks-tutorial/hooks-tutorial/issues"
+HEADER_COMMENT = (
+    "# Simplified Chinese (zh_CN) translation of the hooks-tutorial site.\n"
+    "# Copyright (C) 2026, hooks-tutorial developers\n"
+    "# This file is distributed under the same license as the hooks-tutorial package.\n"
+    "#"
+)
+PLACEHOLDERS = ("FULL NAME", "EMAIL@ADDRESS", "LL@li.org", "YEAR-MO-DA", "SOME DESCRIPTIVE")
+
+
+def _header_text(catalog: Catalog) -> str:
+    return catalog.header_comment + "\n" + "\n".join(f"{k}: {v}" for k, v in catalog.mime_headers)
+
+
+def fill_header(catalog: Catalog) -> bool:
+    """Fill the placeholders of a catalog's header; True when something changed."""
+    before = _header_text(catalog)
+    catalog.header_comment = HEADER_COMMENT
+    catalog.msgid_bugs_address = BUGS
+    catalog.last_translator = TEAM
+    catalog.language_team = TEAM
+    if not isinstance(catalog.revision_date, datetime):
+        created = catalog.creation_date
+        catalog.revision_date = (
+            created if isinstance(created, datetime) else datetime(2026, 1, 1, tzinfo=timezone.utc)
+        )
+    return _header_text(catalog) != before
+
+
+def header_problems(catalog: Catalog) -> list[str]:
+    text = _header_text(catalog)
+    problems = [f"header still has the placeholder {p!r}" for p in PLACEHOLDERS if p in text]
+    if catalog.obsolete:
+        problems.append(f"{len(catalog.obsolete)} obsolete (#~) entries; run `i18n.py fill`")
+    return problems
+
+
+# Chinese typography: (pattern, on the text without code?, what to do)
+TYPOGRAPHY: list[tuple[re.Pattern[str], bool, str]] = [
+    (re.compile(r"(?<!\\) [“‘]"), False, "no space before a full-width quote"),
+    (re.compile(r"\b\d+ ?[xX] ?\d+\b"), True, "write dimensions with × (64×64)"),
+]
+
+
+def typography_problems(msgstr: str, *, myst: bool = False) -> list[str]:
+    """Chinese typography slips in ``msgstr`` (code and roles are left alone)."""
+    prose = strip_markup(msgstr, myst=myst)
+    found = []
+    for pattern, without_code, advice in TYPOGRAPHY:
+        hit = pattern.search(prose if without_code else msgstr)
+        if hit:
+            found.append(f"typography: {hit[0]!r}: {advice}")
+    return found
+
+
+def message_problems(message: Message, terms: Iterable[Term]) -> list[str]:
+    """The markup and glossary problems of one translated message."""
+    if not isinstance(message.id, str) or not isinstance(message.string, str):
+        return []
+    if boilerplate(message.id) == message.string:
+        return []  # written by `fill`, which may point downloads elsewhere on purpose
+    myst = _is_myst(message)
+    problems = []
+    markup_issue = markup_problem(message.id, message.string, myst=myst)
+    if markup_issue:
+        problems.append(markup_issue)
+    for term in terms:
+        problems.extend(term.problems(message.id, message.string, myst=myst))
+    problems.extend(typography_problems(message.string, myst=myst))
+    return problems
+
+
 def fill(locale_dir: Path) -> int:
     changed = 0
     for po in sorted(locale_dir.rglob("*.po")):
         catalog = _read(po)
         dirty = catalog.fuzzy  # a fresh catalog's header is marked fuzzy
         catalog.fuzzy = False
+        dirty |= fill_header(catalog)
+        if catalog.obsolete:  # messages the pages no longer have (sphinx-intl keeps them)
+            catalog.obsolete.clear()
+            dirty = True
         # docstrings stay English (the API reference): keep them out of the catalogs
         for message in [m for m in catalog if m.id and _docstring_only(m)]:
             del catalog[message.id]
@@ -132,8 +368,36 @@ def fill(locale_dir: Path) -> int:
     return 0
 
 
-def check(pot_dir: Path, locale_dir: Path) -> int:
+def read_known(path: Path) -> set[str]:
+    """Problem lines (as ``check`` prints them) that do not fail the build yet."""
+    if not path.is_file():
+        return set()
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return {line.strip() for line in lines if line.strip() and not line.startswith("#")}
+
+
+def catalog_problems(locale_dir: Path, terms: list[Term]) -> list[str]:
+    """Header, obsolete-entry, markup and glossary problems of every catalog."""
     problems: list[str] = []
+    for po in sorted(locale_dir.rglob("*.po")):
+        rel = po.relative_to(locale_dir).as_posix()
+        catalog = _read(po)
+        problems.extend(f"{rel}: {line}" for line in header_problems(catalog))
+        for m in catalog:
+            if m.id and m.string and not m.fuzzy:
+                where = f"{rel}: {str(m.id)[:60]!r}"
+                problems.extend(f"{where}: {line}" for line in message_problems(m, terms))
+    return problems
+
+
+def check(pot_dir: Path, locale_dir: Path) -> int:
+    glossary = locale_dir.parent / GLOSSARY
+    terms = read_glossary(glossary) if glossary.is_file() else []
+    problems = [] if terms else [f"{glossary}: missing or empty; the glossary is checked"]
+    found = catalog_problems(locale_dir, terms)
+    known = read_known(locale_dir.parent / KNOWN)
+    problems += [line for line in found if line not in known]
+    waived = [line for line in found if line in known]
     for pot in sorted(pot_dir.rglob("*.pot")):
         rel = pot.relative_to(pot_dir).with_suffix(".po")
         template = _read(pot)
@@ -148,20 +412,29 @@ def check(pot_dir: Path, locale_dir: Path) -> int:
             continue
         catalog = _read(po)
         for m in wanted:
-            found = catalog.get(m.id, context=m.context)
+            found_message = catalog.get(m.id, context=m.context)
             where = f"{rel}: {m.id[:70]!r}"
-            if found is None:
+            if found_message is None:
                 problems.append(f"{where} is missing; run `nox -s translations`")
-            elif found.fuzzy:
+            elif found_message.fuzzy:
                 problems.append(f"{where} is fuzzy; review it and remove the fuzzy flag")
-            elif not found.string:
+            elif not found_message.string:
                 problems.append(f"{where} is untranslated")
+    if waived:
+        print(f"{len(waived)} known problems, listed in {KNOWN} (fix them, then delete the lines):")
+        for line in waived:
+            print(f"  {line}")
+    stale = sorted(known - set(found))
+    if stale:
+        print(f"{len(stale)} lines of {KNOWN} no longer occur; delete them:")
+        for line in stale:
+            print(f"  {line}")
     if problems:
         print(f"{len(problems)} zh_CN translation problems:")
         for line in problems:
             print(f"  {line}")
         return 1
-    print("zh_CN catalogs are complete")
+    print("zh_CN catalogs are complete, and their markup and terms are consistent")
     return 0
 
 

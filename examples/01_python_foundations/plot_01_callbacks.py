@@ -42,9 +42,17 @@ calculate(3, 5, handle_result)
 
 # %%
 # Note that we pass ``handle_result`` itself, without parentheses. Writing
-# ``handle_result()`` would call it immediately (and fail, since it needs an
-# argument). A function is an object like any other: it has a name and a type,
-# and it can be stored in a variable or a list.
+# ``handle_result()`` calls it at once, before ``calculate`` even starts, and
+# fails, since it needs an argument:
+
+try:
+    calculate(3, 5, handle_result())
+except TypeError as error:
+    print("TypeError:", error)
+
+# %%
+# A function is an object like any other: it has a type and a name, it is
+# callable, and it can be stored in a variable or a list.
 
 print(type(handle_result))
 print(handle_result.__name__)
@@ -56,7 +64,8 @@ print(callable(handle_result))
 #
 # ``calculate`` does not know, and does not need to know, what its caller
 # wants done with the result. The same function serves three callers without
-# a single change.
+# a single change: a list collects the results, and a warning is printed only
+# for a sum larger than 10.
 
 results = []
 calculate(3, 5, results.append)  # collect instead of printing
@@ -77,7 +86,8 @@ calculate(7, 8, warn_if_large)
 # ---------------------------------
 #
 # A button does not know what clicking it should do. It keeps a list of
-# callbacks ("listeners") and calls each of them when the click event happens.
+# callbacks ("listeners") and calls each of them, in the order they were
+# registered, when the click event happens.
 # This is the pattern behind graphical interfaces, network libraries, and
 # PyTorch's hook dictionaries.
 
@@ -133,14 +143,17 @@ run_all()
 # From callbacks to PyTorch hooks
 # -------------------------------
 #
-# A PyTorch forward hook is exactly this pattern: you register a function on a
-# module, and the module calls it after each forward pass with the module, its
-# inputs and its output. The :doc:`forward hook page
+# A PyTorch *hook* is a callback that PyTorch calls at a fixed moment of the
+# computation. A *forward hook* is exactly the pattern above: you register a
+# function on a module, and the module calls it after each forward pass with
+# the module, its inputs and its output. The :doc:`forward hook page
 # </auto_examples/02_module_hooks/index>` explains it in detail; here is the
 # whole idea in a few lines.
 
 import torch
 from torch import nn
+
+from hooks_tutorial import count_hooks
 
 torch.manual_seed(0)
 layer = nn.Linear(3, 2)
@@ -154,7 +167,12 @@ handle = layer.register_forward_hook(report_shape)  # register the callback
 layer(torch.randn(4, 3))  # PyTorch calls report_shape during the call
 handle.remove()  # and we unregister it when done
 layer(torch.randn(4, 3))  # no output: the hook is gone
-print("hooks left on the layer:", len(layer._forward_hooks))
+print("hooks left on the layer:", count_hooks(layer).total)
+
+# %%
+# The first call printed a line, the second printed nothing.
+# :obj:`hooks_tutorial.count_hooks` counts the hooks on a model and its
+# layers; here none is left.
 
 # %%
 # Summary
@@ -191,3 +209,6 @@ print("hooks left on the layer:", len(layer._forward_hooks))
 #           if callback is None:
 #               return result
 #           callback(result)
+#
+#    ``calculate(3, 5, double_and_print)`` prints ``16``, and the new
+#    ``calculate(3, 5)`` returns ``8``.

@@ -68,7 +68,8 @@ registered, is how PyTorch's hook API works.
 # -------
 #
 # A callback is just a function that someone else calls. ``sorted`` calls its
-# ``key`` callback once per item, synchronously, before it returns.
+# ``key`` callback on every item, synchronously, before it returns: here the
+# words come out shortest first.
 
 words = ["hook", "callback", "decorator", "lambda"]
 print(sorted(words, key=len))
@@ -129,7 +130,8 @@ total = add(3, 5)
 # -------
 #
 # The decorator itself runs once, when ``def`` is executed, before anybody
-# calls the function. The prints show the order.
+# calls the function. The prints show the order: the decorator's line comes
+# first, then the call's.
 
 
 def announce(func):
@@ -230,8 +232,8 @@ print(divide.__wrapped__(1, 4))  # the undecorated function
 # --------------------
 #
 # The standard library ships decorators too. ``functools.cache`` remembers
-# results, so the body below runs once per distinct argument; the counter shows
-# how many times it ran.
+# results, so the body below runs once per distinct argument: five calls with
+# two distinct arguments run it twice, as the counter shows.
 
 body_runs = 0
 
@@ -296,13 +298,18 @@ for epoch, loss in enumerate([1.8, 1.1, 0.7], start=1):
 # --------------------------------
 #
 # ``torch.nn.Module.register_forward_hook`` plays the role of ``on``: it stores
-# your function in a dictionary on the module (``module._forward_hooks``), and
-# the module's ``__call__`` plays the role of ``emit``. Instead of returning the
-# function, it returns a ``torch.utils.hooks.RemovableHandle`` whose
-# ``remove()`` takes the callback out again.
+# your function in a dictionary on the module, and the module's ``__call__``
+# plays the role of ``emit``. Instead of returning the function, it returns a
+# ``torch.utils.hooks.RemovableHandle`` whose ``remove()`` takes the callback
+# out again. :obj:`hooks_tutorial.count_hooks` counts the hooks on a module.
+# (The dictionary itself, ``module._forward_hooks``, is a PyTorch internal:
+# a private attribute that may change between versions, so count with
+# ``count_hooks`` rather than reading it.)
 
 import torch
 from torch import nn
+
+from hooks_tutorial import count_hooks
 
 torch.manual_seed(0)
 layer = nn.Linear(3, 2)
@@ -314,18 +321,19 @@ def report(module, args, output):
 
 handle = layer.register_forward_hook(report)
 print(type(handle).__module__ + "." + type(handle).__name__)
-print("hooks on the layer:", len(layer._forward_hooks))
+print("hooks on the layer:", count_hooks(layer).total)
 out = layer(torch.randn(4, 3))  # the module "emits": report is called
 handle.remove()
-print("hooks on the layer:", len(layer._forward_hooks))
+print("hooks on the layer:", count_hooks(layer).total)
 
 # %%
 # The handle is also a context manager, so the hook is removed when the
-# ``with`` block ends.
+# ``with`` block ends: the hook runs once inside the block, and no hook is
+# left after it.
 
 with layer.register_forward_hook(report):
     out = layer(torch.randn(2, 3))
-print("hooks on the layer:", len(layer._forward_hooks))
+print("hooks on the layer:", count_hooks(layer).total)
 
 # %%
 # Summary
@@ -384,3 +392,7 @@ print("hooks on the layer:", len(layer._forward_hooks))
 #       def add_callback(event, func):
 #           callbacks.setdefault(event, []).append(func)
 #           return Handle(event, func)
+#
+#    After ``off("epoch_end", warn_if_high)``, the ``emit`` call prints only
+#    ``epoch 4: loss 1.50``: the loss is above 1.0, but ``warn_if_high`` is no
+#    longer called.

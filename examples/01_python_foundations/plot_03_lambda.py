@@ -327,3 +327,8 @@ print("model saved after removing the hook:", buffer.tell() > 0)
 #       handle.remove()
 #       by_hand = model[2](model[1](model[0](batch_1) * 2))
 #       print(torch.allclose(doubled, by_hand))
+#
+#    The sorted names are ``['alexnet', 'vgg11', 'resnet18']``. The shapes are
+#    ``{'0': (2, 3), '1': (2, 3), '2': (2, 2)}`` and the output is unchanged
+#    (``True``), since ``dict.update`` returns ``None``. The doubled output
+#    matches the hand-computed one (``True``).

@@ -6,7 +6,7 @@ A training loop is where callbacks pay off. Printing progress, recording
 curves, stopping early and changing the learning rate are all things that
 happen *at* a moment of the loop (after a batch, after an epoch) but are not
 *part* of training. With callbacks, each lives in its own small piece of code,
-and the loop stays the same. This page first writes a ten-line loop with a
+and the loop stays the same. This page first writes a short loop with a
 callback list by hand, then uses the ``fit`` function of ``hooks_tutorial``
 and its ready-made callbacks, and ends with a callback of our own.
 
@@ -33,6 +33,8 @@ and a first PyTorch training loop (model, loss, optimiser).
 # spend, so we use the ``"shortcut"`` variant: each image also holds a small
 # square (the *cue*) whose colour gives the class away. With
 # ``cue_agreement=1.0`` the cue tells the truth in the validation images too.
+
+import math
 
 import matplotlib.pyplot as plt
 import torch
@@ -145,8 +147,8 @@ print([name for name in dir(ht.Callback) if name.startswith("on_")])
 # ``ProgressPrinter`` prints one line per epoch. With ``times=False`` it
 # leaves out the measured times, so every number is the same on each run:
 # the data, the weights and the shuffling are all seeded.
-# The first three losses are those of the hand-written loop above: same data,
-# same starting weights, same optimiser and same shuffling order.
+# The first three training losses are those of the hand-written loop above:
+# same data, same starting weights, same optimiser and same shuffling order.
 
 model = make_model()
 history = ht.fit(
@@ -186,8 +188,10 @@ fig.tight_layout()
 #
 # ``EarlyStopping`` watches one log value after every epoch and stops training
 # when it has not improved for ``patience`` epochs. With ``min_delta``, an
-# improvement smaller than that does not count. By default it also restores
-# the weights of the best epoch at the end.
+# epoch counts as an improvement only if its value is at least ``min_delta``
+# better than the best value counted so far. By default it also restores, at
+# the end, the weights of the *best epoch*: the last epoch that counted as an
+# improvement.
 
 model = make_model()
 stopper = ht.EarlyStopping(monitor="val_loss", patience=2, min_delta=0.01)
@@ -207,15 +211,27 @@ print("val_loss per epoch:", [round(value, 4) for value in history["val_loss"]])
 # %%
 # The validation loss kept falling after the best epoch, but never to
 # ``min_delta`` or more below the best value, so no later epoch counted as an
-# improvement. To check that the best weights came back, compute the
-# validation loss of the final model by hand and compare it with the best
-# value the callback saw.
+# improvement, and training stopped ``patience`` epochs after the best one.
+# So the best epoch is *not* the epoch with the lowest validation loss: a
+# later epoch had a lower one.
+
+val_losses = history["val_loss"]
+lowest = min(val_losses)
+print("best epoch (last improvement by min_delta):", stopper.best_epoch)
+print(f"val_loss counted as best (stopper.best): {stopper.best:.4f}")
+print(f"lowest val_loss of any epoch: {lowest:.4f} at epoch {val_losses.index(lowest) + 1}")
+
+# %%
+# To check which weights came back, compute the validation loss of the final
+# model by hand: it is the best epoch's, not the lowest one. If you want the
+# weights of the lowest loss, use ``min_delta=0``; ``min_delta`` trades that
+# for stopping sooner on a loss that barely moves.
 
 with torch.no_grad():
     final_val_loss = nn.functional.cross_entropy(model(val_data.images), val_data.labels)
-print("best val_loss seen:", round(stopper.best, 4))
-print("val_loss of the final model:", round(final_val_loss.item(), 4))
-print("same:", torch.isclose(final_val_loss, torch.tensor(stopper.best), rtol=1e-5).item())
+print(f"val_loss of the final model: {final_val_loss.item():.4f}")
+print("same as the best epoch:", math.isclose(final_val_loss.item(), stopper.best, rel_tol=1e-5))
+print("same as the lowest:", math.isclose(final_val_loss.item(), lowest, rel_tol=1e-5))
 
 # %%
 # Your own callback
@@ -225,6 +241,8 @@ print("same:", torch.isclose(final_val_loss, torch.tensor(stopper.best), rtol=1e
 # needed. This one steps a learning-rate scheduler after every epoch and
 # records, per epoch, the learning rate used and the training loss. The
 # scheduler needs the optimiser, so we create one and pass it to ``fit``.
+# ``StepLR(step_size=2, gamma=0.5)`` halves the learning rate every two
+# epochs.
 
 
 class SchedulerStep:
@@ -272,8 +290,9 @@ for epoch, lr, loss in schedule.rows:
 #    ``val_accuracy`` and prints it in ``on_train_end``.
 # 2. Write a callback with an ``on_batch_end(batch, logs)`` method that counts
 #    the batches and the training samples (``logs["size"]``) seen in total.
-# 3. Using ``history.epochs`` and ``history["val_loss"]``, find the epoch with
-#    the lowest validation loss with ``min`` and a ``key=`` lambda.
+# 3. Using ``val_losses`` (the validation losses of the early-stopping run),
+#    find the epoch with the lowest validation loss with ``min`` and a
+#    ``key=`` lambda.
 #
 # .. dropdown:: Solutions
 #
@@ -304,5 +323,12 @@ for epoch, lr, loss in schedule.rows:
 #              val_data=(val_data.images, val_data.labels))
 #       print(counter.batches, counter.samples)
 #
-#       pairs = zip(history.epochs, history["val_loss"])
+#       pairs = enumerate(val_losses, start=1)
 #       print(min(pairs, key=lambda pair: pair[1]))
+#
+#    ``BestEpoch`` prints the higher of the two epochs' validation
+#    accuracies and its epoch. Each epoch runs 4 batches (256 images in
+#    batches of 64, ``fit``'s default), so ``counter`` ends at ``8 512``:
+#    8 batches, 512 samples. The lowest
+#    validation loss is at the epoch printed above as the lowest, the last
+#    epoch of the early-stopping run, not the best epoch.

@@ -38,6 +38,8 @@ import matplotlib.pyplot as plt
 import torch
 from torch import nn
 
+from hooks_tutorial import count_hooks
+
 torch.manual_seed(0)
 
 
@@ -84,11 +86,13 @@ print("stored outputs:", len(conv_outputs), tuple(conv_outputs[0].shape))
 
 # %%
 # After ``remove()`` the layer has no hook left, so a second call prints
-# nothing and stores nothing.
+# nothing and stores nothing: still one stored output.
+# :obj:`hooks_tutorial.count_hooks` counts the hooks left on the model and its
+# layers.
 
 output = model(x)
 print("stored outputs:", len(conv_outputs))
-print("forward hooks left on model.conv:", len(model.conv._forward_hooks))
+print("hooks left on the model:", count_hooks(model).total)
 
 # %%
 # What ``input`` really holds
@@ -362,7 +366,9 @@ conv_handle.remove()
 #           handle.remove()
 #
 #       # 2. TinyConvNet.forward takes one argument: the call raises a
-#       #    TypeError before any hook runs. A model never receives the label.
+#       #    TypeError when forward is called. The model's forward pre-hooks
+#       #    have run by then (and would see both tensors in args), but no
+#       #    forward hook runs, and no layer. A model never receives the label.
 #       try:
 #           model(images, labels)
 #       except TypeError as error:
@@ -376,3 +382,9 @@ conv_handle.remove()
 #       for handle in handles:
 #           handle.remove()
 #       print(torch.equal(feature_maps["relu"], feature_maps["edges"].clamp(min=0)))
+#
+#    The first solution prints one line per layer (``Conv2d``, ``ReLU``,
+#    ``Linear``) with the mean and standard deviation of its output. The
+#    second prints ``TinyConvNet.forward() takes 2 positional arguments but 3
+#    were given``. The third prints ``True``: the ReLU's output is the
+#    convolution's, clamped at 0.

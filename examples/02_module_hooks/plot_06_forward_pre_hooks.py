@@ -353,3 +353,10 @@ with identity.register_forward_hook(add_one), identity.register_forward_hook(dou
 #           except ValueError:
 #               pass
 #       print(counts)
+#
+#    The first solution prints two different outputs: in training mode the
+#    input is noisy, in evaluation mode it is not (the second output is
+#    ``layer(x)`` without a hook). The second prints ``True``: the second hook
+#    receives the clamped output. The third prints
+#    ``{'started': 2, 'finished': 1}``: both calls started, and only the first
+#    finished, since the ``always_call`` hook gets ``output=None`` on the error.

@@ -76,6 +76,30 @@ for warning in caught:
 # the bias. The deprecation warning comes from the forward pass, not from the
 # registration.
 #
+# Why "multiple autograd Nodes" for one convolution?
+# --------------------------------------------------
+#
+# The warning says that the forward "contains multiple autograd Nodes", yet
+# ``Conv2d`` runs a single operation. The words come from a test that
+# PyTorch runs after the forward pass: it compares the nodes that feed the
+# node which made the output with the nodes that made the module's inputs
+# (their ``grad_fn``). Here they differ:
+
+output = conv(x)  # the hook is gone: this only builds the graph
+print("node that made the output:", type(output.grad_fn).__name__)
+print("nodes feeding it:", [type(node).__name__ for node, _ in output.grad_fn.next_functions])
+print("grad_fn of the module's input x:", x.grad_fn)
+
+# %%
+# The convolution node has three inputs: ``x``, the weight and the bias (each
+# a leaf, so an ``AccumulateGrad`` node feeds it). The module's input ``x`` is
+# a leaf with no ``grad_fn`` at all. The two sets match only when every input
+# of the output's node is the output of an operation that made one of the
+# module's inputs; a weight or a bias never is, so every layer with
+# parameters gets this warning, however many operations its ``forward`` runs.
+# The wording is loose, but the conclusion holds: this ``grad_input`` is not
+# the gradient of the module's inputs alone.
+#
 # The full backward hook
 # ----------------------
 #
@@ -332,3 +356,9 @@ print("weight.grad unchanged:", torch.allclose(linear.weight.grad, plain_weight_
 #       x = torch.tensor([-1.0, 2.0, -3.0, 4.0], requires_grad=True)
 #       module(x).sum().backward()
 #       print(x.grad)
+#
+#    The first solution prints ``True``. The second prints
+#    ``tensor([0., 0., 0.])``: with the gradient of output unit 1 set to zero,
+#    the weight row of unit 1 gets no gradient. The third prints
+#    ``tensor([0., 1., 0., 1.])``: the true gradient ``[0, 5, 0, 5]``, clamped
+#    to at most 1.

@@ -30,7 +30,8 @@ and :doc:`/auto_examples/02_module_hooks/plot_07_backward_hooks`.
 # The function below returns the activation of one layer. It registers a
 # forward hook and throws away the handle that ``register_forward_hook``
 # returns, so the hook is never removed. We call it five times and count the
-# hooks on the layer, and how many times a hook ran during each call.
+# hooks on the layer with :obj:`hooks_tutorial.count_hooks` (more on it
+# below), and how many times a hook ran during each call.
 
 import gc
 import weakref
@@ -65,13 +66,14 @@ for call in range(1, 6):
     hook_runs = 0
     activation = get_activation(model, model.conv, x)
     print(
-        f"call {call}: hooks on model.conv = {len(model.conv._forward_hooks)}, "
+        f"call {call}: hooks on model.conv = {ht.count_hooks(model.conv).total}, "
         f"hooks that ran = {hook_runs}"
     )
 
 # %%
-# Every call adds one hook, and every hook runs on every later forward pass,
-# including ordinary ones that have nothing to do with ``get_activation``:
+# Every call adds one hook, and every hook runs on every later forward pass
+# (call 5 ran five hooks), including ordinary ones that have nothing to do
+# with ``get_activation``:
 
 hook_runs = 0
 model(x)
@@ -91,11 +93,11 @@ print("hooks that ran during a plain model(x):", hook_runs)
 
 clean_model = ht.TinyConvNet()
 handle = clean_model.conv.register_forward_hook(lambda _module, _args, _output: None)
-print("hooks after register:", len(clean_model.conv._forward_hooks))
+print("hooks after register:", ht.count_hooks(clean_model.conv).total)
 handle.remove()
-print("hooks after remove():", len(clean_model.conv._forward_hooks))
+print("hooks after remove():", ht.count_hooks(clean_model.conv).total)
 handle.remove()  # idempotent: no error
-print("hooks after a second remove():", len(clean_model.conv._forward_hooks))
+print("hooks after a second remove():", ht.count_hooks(clean_model.conv).total)
 
 # %%
 # The fixed helper removes its hook in a ``finally`` block, so the hook goes
@@ -118,7 +120,7 @@ def get_activation_safely(model, layer, x):
 
 for _ in range(5):
     activation = get_activation_safely(clean_model, clean_model.conv, x)
-print("hooks after 5 calls:", len(clean_model.conv._forward_hooks))
+print("hooks after 5 calls:", ht.count_hooks(clean_model.conv).total)
 
 # %%
 # Handles are context managers
@@ -129,9 +131,9 @@ print("hooks after 5 calls:", len(clean_model.conv._forward_hooks))
 # correct form.
 
 with clean_model.conv.register_forward_hook(lambda _module, _args, _output: print("  hook ran")):
-    print("inside the with block:", len(clean_model.conv._forward_hooks), "hook")
+    print("inside the with block:", ht.count_hooks(clean_model.conv).total, "hook")
     clean_model(x)
-print("after the with block:", len(clean_model.conv._forward_hooks), "hooks")
+print("after the with block:", ht.count_hooks(clean_model.conv).total, "hooks")
 
 # %%
 # Even an exception inside the block removes the hook:
@@ -141,7 +143,7 @@ try:
         clean_model(torch.randn(1, 3, 4, 4))  # wrong number of channels
 except RuntimeError as error:
     print("RuntimeError:", str(error).splitlines()[0][:80], "...")
-print("hooks left:", len(clean_model.conv._forward_hooks))
+print("hooks left:", ht.count_hooks(clean_model.conv).total)
 
 # %%
 # Many hooks at once: ``HookGroup``
@@ -239,7 +241,9 @@ print("hooks left:", ht.count_hooks(clean_model).total)
 #
 # The leaky model's handles are lost, so nothing can remove its hooks one by
 # one. ``hooks_tutorial.remove_all_hooks(model)`` empties every hook
-# dictionary of the model and returns how many hooks it removed. It also
+# dictionary of the model (PyTorch internals such as ``module._forward_hooks``,
+# private attributes that user code should not touch) and returns how many
+# hooks it removed: the five of the leak. It also
 # removes hooks that other code registered on purpose, so use it only to
 # rescue a model like this one, never as routine clean-up.
 
@@ -334,3 +338,8 @@ print("stored output.detach(): ", inputs_still_alive(lambda out: out.detach()))
 #       # A clone is a new tensor with no grad_fn: nothing refers to the
 #       # inputs, so all three are freed.
 #       print(inputs_still_alive(lambda out: out.detach().clone()))
+#
+#    The first and second solutions print ``True``: no hook is left, also
+#    after the ``ValueError`` (printed first as ``caught: something went
+#    wrong``). The third prints ``[False, False, False]``: the inputs are not
+#    kept alive.

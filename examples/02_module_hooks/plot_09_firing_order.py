@@ -123,8 +123,9 @@ print("events after remove():", events)
 #
 # Hooks make a quick model summary: one forward pass with a hook that notes
 # each layer's name, type, output shape and number of parameters. We use the
-# three-block CNN that the Grad-CAM chapter trains, :obj:`hooks_tutorial.SimpleCNN`,
-# with random weights, and a global hook that ignores modules outside it.
+# CNN that the Grad-CAM chapter trains, :obj:`hooks_tutorial.SimpleCNN` (three
+# convolutional blocks, then a global pooling and a linear layer), with random
+# weights, and a global hook that ignores modules outside it.
 
 cnn = ht.SimpleCNN(seed=0).eval()
 images = torch.rand(2, 3, 64, 64)
@@ -230,3 +231,11 @@ print("same total as our table:", summary.total_params == sum(p.numel() for p in
 #       full = ht.trace(cnn, images, leaves_only=False)
 #       model_row = next(row for row in full if row.name == "")
 #       print(model_row.type, model_row.output_shapes)
+#
+#    The first solution prints ``['Linear', 'ReLU', 'Tanh', 'Sequential',
+#    'Sequential']``: the inner ``Sequential``'s hook fires when its own
+#    ``forward`` returns, after ``ReLU`` and ``Tanh`` and before the outer one.
+#    The second prints ``15 15``: a forward pass of ``cnn`` calls each of its
+#    15 modules (itself included) once. The third prints
+#    ``SimpleCNN ((2, 5),)``: the model's output is the batch's two rows of
+#    five class scores.

@@ -253,20 +253,23 @@ class EarlyStopping(Callback):
     patience : int, default 3
         Epochs without improvement before stopping.
     min_delta : float, default 0.0
-        A change smaller than this is no improvement.
+        A value counts as an improvement only if it beats :attr:`best` by at
+        least this much. So with ``min_delta > 0`` the best epoch (the one
+        restored) need not be the epoch with the best value seen: a later,
+        slightly better value does not count.
     mode : {"auto", "min", "max"}, default "auto"
         Whether lower or higher is better; ``"auto"`` means higher for keys
         containing ``"acc"``, lower otherwise.
     restore_best : bool, default True
-        At the end of training, load the weights of the best epoch (if it was
-        not the last).
+        At the end of training, load the weights of :attr:`best_epoch` (if it
+        was not the last).
 
     Attributes
     ----------
     best : float
-        Best value seen.
+        The value of the last epoch that counted as an improvement.
     best_epoch : int
-        Epoch of the best value (0 before the first epoch).
+        That epoch (0 before the first epoch); its weights are restored.
     stopped_epoch : int
         Epoch at which it stopped training (0 if it did not).
 

@@ -1,0 +1,91 @@
+"""Claims of page 4 (callbacks in a training loop), checked against what the page printed."""
+
+from __future__ import annotations
+
+import re
+
+from sitecheck import match, number, numbers, outputs
+
+PAGE = "04"
+
+
+def _hand_losses(printed: str) -> list[float]:
+    return [float(v) for v in re.findall(r"^epoch \d: loss ([\d.]+)$", printed, flags=re.MULTILINE)]
+
+
+def test_fit_repeats_the_hand_written_loop() -> None:
+    # "The first three training losses are those of the hand-written loop above"
+    printed = outputs(PAGE)
+    hand = _hand_losses(printed)[:3]
+    fit = [float(v) for v in re.findall(r"epoch \d/6  loss ([\d.]+)", printed)]
+    assert len(hand) == 3
+    assert fit[:3] == hand
+    # the lambda callback recorded the same losses
+    assert match(r"recorded: (\[.*\])", printed)[1] == str([(i + 1, v) for i, v in enumerate(hand)])
+
+
+def test_every_number_is_the_same_on_each_run() -> None:
+    # "every number is the same on each run": the scheduler run starts from the
+    # same seeded model, data and shuffling, with the same learning rate for two
+    # epochs, so its first two losses repeat those of the other runs
+    printed = outputs(PAGE)
+    hand = _hand_losses(printed)[:2]
+    scheduled = [float(v) for v in re.findall(r"epoch \d: lr [\d.e-]+  loss ([\d.]+)", printed)]
+    assert scheduled[:2] == hand
+
+
+def test_fit_returns_a_history() -> None:
+    # "``fit`` always returns a ``History``"
+    assert "History(epochs=6" in outputs(PAGE)
+
+
+def test_early_stopping_facts() -> None:
+    printed = outputs(PAGE)
+    run = int(number(r"epochs run: (\d+) of 30", printed))
+    best, stopped = (int(v) for v in numbers(r"best epoch: (\d+) stopped at epoch: (\d+)", printed))
+    losses = [float(v) for v in match(r"val_loss per epoch: \[(.*)\]", printed)[1].split(",")]
+    assert len(losses) == run == stopped
+    # "training stopped ``patience`` epochs after the best one" (patience=2)
+    assert stopped - best == 2
+    # "The validation loss kept falling after the best epoch, but never to
+    # ``min_delta`` or more below the best value" (min_delta=0.01)
+    best_loss = number(r"val_loss counted as best \(stopper\.best\): ([\d.]+)", printed)
+    later = losses[best:]
+    assert all(a > b for a, b in zip([losses[best - 1], *later], later, strict=False))
+    assert all(best_loss - 0.01 < v < best_loss for v in later)
+    # "the best epoch is *not* the epoch with the lowest validation loss: a later epoch had a lower one"
+    lowest, lowest_epoch = numbers(
+        r"lowest val_loss of any epoch: ([\d.]+) at epoch (\d+)", printed
+    )
+    assert lowest < best_loss
+    assert lowest_epoch > best
+    assert int(number(r"best epoch \(last improvement by min_delta\): (\d+)", printed)) == best
+
+
+def test_the_best_epochs_weights_come_back() -> None:
+    # "it is the best epoch's, not the lowest one"
+    printed = outputs(PAGE)
+    final = number(r"val_loss of the final model: ([\d.]+)", printed)
+    assert final == number(r"val_loss counted as best \(stopper\.best\): ([\d.]+)", printed)
+    assert "same as the best epoch: True" in printed
+    assert "same as the lowest: False" in printed
+
+
+def test_step_lr_halves_every_two_epochs() -> None:
+    # "``StepLR(step_size=2, gamma=0.5)`` halves the learning rate every two epochs"
+    rates = [float(v) for v in re.findall(r"epoch \d: lr ([\d.e-]+)  loss", outputs(PAGE))]
+    assert rates == [0.03, 0.03, 0.015, 0.015, 0.0075, 0.0075]
+
+
+def test_solution_values() -> None:
+    # "Each epoch runs 4 batches (256 images in batches of 64, ``fit``'s default),
+    # so ``counter`` ends at ``8 512``"
+    printed = outputs(PAGE)
+    images = int(number(r"train images: \((\d+), 3, 32, 32\)", printed))
+    assert images == 256
+    assert (2 * (images // 64), 2 * images) == (8, 512)
+    # "The lowest validation loss is at ... the last epoch of the early-stopping run"
+    lowest_epoch = int(
+        numbers(r"lowest val_loss of any epoch: ([\d.]+) at epoch (\d+)", printed)[1]
+    )
+    assert lowest_epoch == int(number(r"epochs run: (\d+) of 30", printed))

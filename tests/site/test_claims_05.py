@@ -1,0 +1,95 @@
+"""Claims of page 5 (forward hooks), checked against what the page printed."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from sitecheck import match, number, outputs, quoted_in_both_languages
+from torch import nn
+
+PAGE = "05"
+
+
+def test_course_notes_hook_runs_once() -> None:
+    # the notes' 1x1x4x4 input; conv gives 2 channels of 3x3;
+    # "a second call prints nothing and stores nothing: still one stored output"
+    printed = outputs(PAGE)
+    assert printed.count("hook called!") == 1
+    assert "input shape: torch.Size([1, 1, 4, 4])" in printed
+    assert "stored outputs: 1 (1, 2, 3, 3)" in printed
+    assert "stored outputs: 1\n" in printed
+    assert match(r"hooks left on the model: (\d+)", printed)[1] == "0"
+
+
+def test_input_is_a_tuple_of_positional_arguments() -> None:
+    # "``input`` is the tuple of *positional arguments* ... an inner layer's
+    # input is simply the previous layer's output"
+    printed = outputs(PAGE)
+    for name, shape in [("conv", "(8, 1, 4, 4)"), ("relu", "(8, 2, 3, 3)"), ("fc", "(8, 18)")]:
+        assert match(rf"{name}\s+input: (\w+) of length (\d), shape (.*)", printed).groups() == (
+            "tuple",
+            "1",
+            shape,
+        )
+    # "so ``torch.equal`` prints ``True``"
+    lines = [line for line in printed.splitlines() if line]
+    assert lines[lines.index(next(l for l in lines if l.startswith("fc    input"))) + 1] == "True"
+
+
+def test_keyword_arguments_need_with_kwargs() -> None:
+    # "Arguments passed by keyword do not appear in ``args``"
+    printed = outputs(PAGE)
+    assert "without kwargs: len(args) = 1" in printed
+    assert "kwargs = {'factor': 2.0}" in printed
+
+
+def test_detach_shares_memory() -> None:
+    # "``detach()`` returns a tensor with the same values but no link to the graph";
+    # "The last line shows that ``detach()`` does not copy"
+    printed = outputs(PAGE)
+    assert "detached: requires_grad = False  grad_fn = None" in printed
+    assert "output:   requires_grad = True  grad_fn = ConvolutionBackward0" in printed
+    assert "same memory: True" in printed
+    # "the detached copy has lost its negative values, the cloned copy still has them"
+    assert number(r"detach          smallest value: (-?[\d.]+)", printed) >= 0
+    assert number(r"detach \+ clone  smallest value: (-?[\d.]+)", printed) < 0
+
+
+def test_feature_maps_by_name() -> None:
+    printed = outputs(PAGE)
+    assert "fc    (1, 3)" in printed
+    # the four kernels of the figure, on a 64x64 image
+    assert "(4, 64, 64)" in printed
+
+
+def test_forward_skips_the_modules_own_hooks() -> None:
+    # "Calling ``forward`` directly skips the hooks of that module. Its sub-layers ... still run"
+    printed = outputs(PAGE)
+    assert "model(x):          ['conv', 'model']" in printed
+    assert "model.forward(x):  ['conv']" in printed
+
+
+def test_solution_extra_argument() -> None:
+    # Solution 2: "the call raises a TypeError when forward is called. The model's
+    # forward pre-hooks have run by then (and would see both tensors in args),
+    # but no forward hook runs, and no layer." (the same computation, on the page's model)
+
+    class TinyConvNet(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.conv = nn.Conv2d(1, 2, kernel_size=2)
+            self.relu = nn.ReLU()
+            self.fc = nn.Linear(2 * 3 * 3, 3)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.fc(self.relu(self.conv(x)).flatten(1))
+
+    model = TinyConvNet()
+    events: list[str] = []
+    model.register_forward_pre_hook(lambda _m, args: events.append(f"pre-hook, {len(args)} args"))
+    model.register_forward_hook(lambda _m, _a, _o: events.append("forward hook"))
+    model.conv.register_forward_pre_hook(lambda _m, _a: events.append("conv"))
+    with pytest.raises(TypeError, match=r"takes 2 positional arguments but 3 were given"):
+        model(torch.randn(8, 1, 4, 4), torch.randint(0, 3, (8,)))
+    assert events == ["pre-hook, 2 args"]
+    quoted_in_both_languages(PAGE, "takes 2 positional arguments but 3 were given")
