@@ -7,14 +7,16 @@ narrow layers) into a temporary cache folder set through the environment.
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 
 import pytest
 import torch
 
 from hooks_tutorial import zoo
-from hooks_tutorial.data import ShapesSpec
+from hooks_tutorial.data import ShapesSpec, make_shapes
 from hooks_tutorial.models import SimpleCNN
+from hooks_tutorial.training import evaluate
 from hooks_tutorial.zoo import (
     CACHE_ENV,
     PretrainedCacheWarning,
@@ -283,3 +285,77 @@ def test_bad_two_object_count_is_rejected(count: object) -> None:
         ValueError, match=r"n_train_two must be an int >= 0 \(extra two-object images\), got "
     ):
         dataclasses.replace(TINY, n_train_two=count)
+
+
+# -- the registered models ship with the library ------------------------------------
+
+REGISTERED = ["simple_cnn-shapes", "simple_cnn-multilabel", "simple_cnn-shortcut"]
+
+
+@pytest.mark.parametrize("name", REGISTERED)
+def test_registered_models_load_the_shipped_weights_without_training(
+    name: str, cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _forbid_training(monkeypatch)
+    model = pretrained(name)
+    assert not model.training
+    payload = torch.load(zoo.SHIPPED_DIR / f"{name}.pt", weights_only=True)
+    assert payload["name"] == name
+    assert json.loads(payload["config"]) == json.loads(
+        json.dumps(dataclasses.asdict(pretrained_config(name)))
+    )
+    for key, value in payload["state_dict"].items():
+        torch.testing.assert_close(model.state_dict()[key], value, rtol=0, atol=0)
+    assert _files(cache) == []  # nothing cached, nothing trained
+
+
+def test_shipped_model_reaches_its_recorded_accuracy() -> None:
+    name = "simple_cnn-shapes"
+    config = pretrained_config(name)
+    recorded = torch.load(zoo.SHIPPED_DIR / f"{name}.pt", weights_only=True)["metrics"]
+    test = make_shapes(config.n_test, config.data, split="test", seed=config.seed)
+    accuracy = evaluate(pretrained(name), (test.images, test.labels))["accuracy"]
+    assert accuracy == pytest.approx(recorded["test_accuracy"], abs=1e-9)
+    assert accuracy >= 0.97  # the recipe's goal is about 0.98; this run got 0.977
+
+
+def test_tampered_shipped_weights_are_refused_with_a_warning(
+    tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name = "simple_cnn-shapes"
+    shipped = tmp_path / "weights"
+    shipped.mkdir()
+    data = bytearray((zoo.SHIPPED_DIR / f"{name}.pt").read_bytes())
+    data[-100] ^= 0xFF  # one flipped byte
+    (shipped / f"{name}.pt").write_bytes(bytes(data))
+    monkeypatch.setattr(zoo, "SHIPPED_DIR", shipped)
+    trained = SimpleCNN(channels=(4, 4, 8))
+    monkeypatch.setattr(zoo, "_train", lambda config: (trained, {"test_accuracy": 0.0}))
+    with pytest.warns(PretrainedCacheWarning, match="SHA-256.*reinstall hooks-tutorial"):
+        model = pretrained(name)
+    assert model is trained  # trained with the recipe instead of loading the bad file
+
+
+def test_missing_shipped_weights_fall_back_to_training_quietly(
+    tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(zoo, "SHIPPED_DIR", tmp_path / "nowhere")
+    trained = SimpleCNN(channels=(4, 4, 8))
+    monkeypatch.setattr(zoo, "_train", lambda config: (trained, {"test_accuracy": 0.0}))
+    assert pretrained("simple_cnn-shapes") is trained
+
+
+def test_retrain_ignores_the_shipped_weights(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = _spy_fit(monkeypatch)
+    monkeypatch.setattr(zoo, "_CONFIGS", {"simple_cnn-shapes": TINY})  # a tiny recipe
+    pretrained("simple_cnn-shapes", retrain=True)
+    assert len(calls) == 1  # trained, although weights ship for this name
+    assert len(_files(cache)) == 1
+
+
+def test_retraining_with_the_recipe_reaches_the_stated_accuracy(cache: Path) -> None:
+    """One call away: the registered recipe trains to about 0.98 again (about 20 s)."""
+    pretrained("simple_cnn-shapes", retrain=True)
+    (path,) = _files(cache)
+    accuracy = torch.load(path, weights_only=True)["metrics"]["test_accuracy"]
+    assert accuracy >= 0.97  # runs on torch 2.14.1 gave 0.977 to 0.988

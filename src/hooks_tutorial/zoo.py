@@ -1,10 +1,14 @@
-"""Models trained on the generated shapes, trained on first use and cached.
+"""Models trained on the generated shapes: shipped with the library, or trained and cached.
 
-Nothing is downloaded: :func:`pretrained` trains the model the first time
-(seconds on a laptop CPU) and keeps the weights in a cache folder, keyed by a
-hash of everything that determines them (data and training settings, seed,
-architecture, library and torch versions). A corrupt or mismatched cache file
-is replaced by training again, with a warning.
+Nothing is downloaded. The registered models' weights ship inside the package
+(``hooks_tutorial/weights/``, about 100 KB each): :func:`pretrained` loads them
+with ``torch.load(..., weights_only=True)`` after checking their SHA-256, so a
+first run takes milliseconds and every machine gets the same weights, whatever
+its torch version or thread count. ``retrain=True``, or a ``config`` of your own,
+trains with the recipe instead (seconds on a laptop CPU) and keeps the weights in
+a cache folder, keyed by a hash of everything that determines them (data and
+training settings, seed, architecture, library and torch versions). A corrupt or
+mismatched file is replaced by training again, with a warning.
 
 The cache folder is ``$HOOKS_TUTORIAL_CACHE`` if set, else
 ``$XDG_CACHE_HOME/hooks_tutorial``, else ``~/.cache/hooks_tutorial``.
@@ -236,6 +240,45 @@ def cache_dir() -> Path:
     return base / "hooks_tutorial"
 
 
+#: Where the registered models' weights ship, and their SHA-256 (tools/ship_weights.py
+#: writes both; the weights were trained with the registered recipe on torch 2.14.1).
+SHIPPED_DIR = Path(__file__).parent / "weights"
+_SHIPPED_SHA256 = {
+    "simple_cnn-shapes": "a5b128d766548ddf94b8c98248d63736a5460b46421738bd39a7e2522b688b4b",
+    "simple_cnn-multilabel": "da98a0dd96bf5d4b67448aaae26efdc0a47add46f76bc32115106acb2aaaf6b2",
+    "simple_cnn-shortcut": "1cdeefe177088c5bae74346aa7d6ba7f69d75c0bf4bc709d4d4139bb530ddba6",
+}
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _load_shipped(name: str, config: PretrainedConfig) -> SimpleCNN | None:
+    """The weights shipped with the library, or ``None`` (with a warning) if unusable."""
+    path = SHIPPED_DIR / f"{name}.pt"
+    expected = _SHIPPED_SHA256.get(name)
+    if expected is None or not path.is_file():
+        return None
+    try:
+        if _sha256(path) != expected:
+            msg = "its SHA-256 is not the one the library was released with"
+            raise ValueError(msg)
+        payload = torch.load(path, map_location="cpu", weights_only=True)
+        model = _build(config)
+        model.load_state_dict(payload["state_dict"])
+    except Exception as error:  # noqa: BLE001 - any unusable file means: train instead
+        reason = (str(error).strip().splitlines() or [""])[0][:120]
+        warnings.warn(
+            f"ignoring the shipped weights {path} ({type(error).__name__}: {reason}); "
+            "training with the recipe instead (reinstall hooks-tutorial to restore them)",
+            PretrainedCacheWarning,
+            stacklevel=3,
+        )
+        return None
+    return model.eval()
+
+
 def _build(config: PretrainedConfig) -> SimpleCNN:
     return SimpleCNN(
         num_classes=config.data.num_classes,
@@ -336,11 +379,14 @@ def pretrained(
     the shapes several times faster than average pooling; see
     :func:`pretrained_config` for every setting.
 
-    The first call trains it (seconds on a CPU; deterministic for a given
-    seed, torch version and thread count) and caches the weights; later calls
-    load them with ``torch.load(..., weights_only=True)``. A corrupt or
-    mismatched cache file is detected and replaced by training again, with a
-    :class:`PretrainedCacheWarning`; so is a file that cannot be written.
+    A registered model's weights ship with the library: they are loaded with
+    ``torch.load(..., weights_only=True)`` after a SHA-256 check, in
+    milliseconds, and are the same on every machine. With ``retrain=True`` or a
+    ``config`` of your own, the model is trained with the recipe instead
+    (seconds on a CPU; the result can differ slightly between torch versions
+    and thread counts) and cached; later calls load the cached weights. A
+    corrupt or mismatched file is detected and replaced by training again, with
+    a :class:`PretrainedCacheWarning`; so is a file that cannot be written.
 
     Parameters
     ----------
@@ -357,7 +403,8 @@ def pretrained(
     cache : path, optional
         Cache folder; defaults to :func:`cache_dir`.
     retrain : bool, default False
-        Train again even if cached weights exist, and replace them.
+        Train with the recipe even if shipped or cached weights exist, and
+        replace the cached ones.
 
     Returns
     -------
@@ -377,6 +424,11 @@ def pretrained(
     """
     registered = pretrained_config(name)
     config = registered if config is None else config
+    if config == registered and not retrain:
+        shipped = _load_shipped(name, config)
+        if shipped is not None:
+            _log.info("loaded %s from the weights shipped with the library", name)
+            return shipped
     key = config.key()
     folder = Path(cache).expanduser() if cache is not None else cache_dir()
     path = folder / f"{name}-{key[:16]}.pt"
