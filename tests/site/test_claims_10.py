@@ -97,6 +97,19 @@ def test_retain_grad_stores_the_gradient_after_the_hook_in_either_order() -> Non
         assert (y_grad, x_grad) == (48 / 2, 96)
 
 
+def test_a_non_leaf_keeps_no_grad_unless_retain_grad() -> None:
+    # "y is not a leaf, so autograd does not keep y.grad unless asked with y.retain_grad()"
+    x = torch.tensor([2.0], requires_grad=True)
+    y, kept = x**2, x**2
+    kept.retain_grad()
+    (y**3 + kept**3).backward()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch warns when .grad of a non-leaf is read
+        assert y.grad is None
+    assert kept.grad is not None
+    assert kept.grad.item() == 48
+
+
 def test_a_removed_hook_no_longer_fires() -> None:
     # "After handle.remove() the hook no longer fires, so the next backward pass through the
     # same graph gives the unmodified gradient."

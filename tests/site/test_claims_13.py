@@ -31,6 +31,24 @@ def test_the_first_report_names_the_module_where_nan_appeared() -> None:
     assert reports == ["log", "fc2"]
 
 
+def test_lambdas_defined_in_a_loop_see_only_the_last_name() -> None:
+    # "a lambda defined in the loop would see only the last name"
+    model = run_page(PAGE).namespace["model"]
+    seen: list[str] = []
+    handles = [
+        m.register_forward_hook(lambda module, args, output: seen.append(name))  # noqa: B023 (the trap)
+        for name, m in model.named_modules()
+        if name
+    ]
+    try:
+        model(torch.randn(2, 8))
+    finally:
+        for handle in handles:
+            handle.remove()
+    assert len(seen) == 4
+    assert set(seen) == {"fc2"}
+
+
 def test_detect_anomalies_names_the_module_and_leaves_no_hook() -> None:
     # "It raises AnomalyError at the first non-finite value"; Summary: "raises AnomalyError with
     # the module's name; no hook is left afterwards"

@@ -20,6 +20,13 @@ def test_full_backward_hook_and_inplace_relu_fail_in_the_forward_pass() -> None:
     )
 
 
+def test_resnet_uses_inplace_relu() -> None:
+    # "Many networks (torchvision's ResNet among them) use nn.ReLU(inplace=True)."
+    from torchvision.models import resnet18  # noqa: PLC0415  (only this test needs it)
+
+    assert resnet18().relu.inplace
+
+
 def test_detach_shares_memory_clone_does_not() -> None:
     # "It works with the in-place ReLU."  ".detach() returns a tensor that shares memory with
     # the original ... the "detached" copy lost its negative values ... .clone() kept the
