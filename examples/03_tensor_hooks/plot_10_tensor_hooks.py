@@ -130,10 +130,10 @@ print("after handle.remove():", x.grad.item())
 # --------------------------------------
 #
 # The course notes list ``register_full_backward_hook`` as a second tensor
-# hook. That is not right: it is a method of ``nn.Module`` (added in PyTorch
-# 1.8), covered on the :doc:`backward hooks page
-# </auto_examples/02_module_hooks/plot_07_backward_hooks>`. Tensors have
-# ``register_hook`` and ``register_post_accumulate_grad_hook``.
+# hook. That is not right: it is a method of ``nn.Module``, covered on the
+# :doc:`backward hooks page </auto_examples/02_module_hooks/plot_07_backward_hooks>`.
+# Tensors have ``register_hook`` and ``register_post_accumulate_grad_hook``,
+# as the table below shows.
 
 for name in ["register_hook", "register_post_accumulate_grad_hook", "register_full_backward_hook"]:
     print(
@@ -242,10 +242,10 @@ print("matches the hand-derived gradient:", torch.allclose(saved["gradient"], ex
 #       y = x**2
 #       y.register_hook(lambda grad: grad * 3)
 #       (y**3).backward()
-#       print(x.grad)
+#       print(x.grad)  # tensor([576.])
 #
-#       # 2. hooks run in registration order: (48 / 2 + 1) * 4 = 100,
-#       #    but (48 + 1) / 2 * 4 = 98
+#       # 2. yes: hooks run in registration order, so halving first gives
+#       #    (48 / 2 + 1) * 4 = 100 and adding 1 first gives (48 + 1) / 2 * 4 = 98
 #       for first, second in [(lambda g: g / 2, lambda g: g + 1),
 #                             (lambda g: g + 1, lambda g: g / 2)]:
 #           x = torch.tensor([2.0], requires_grad=True)
@@ -253,9 +253,10 @@ print("matches the hand-derived gradient:", torch.allclose(saved["gradient"], ex
 #           y.register_hook(first)
 #           y.register_hook(second)
 #           (y**3).backward()
-#           print(x.grad)
+#           print(x.grad)  # tensor([100.]), then tensor([98.])
 #
-#       # 3. the gradient before the ReLU is zero where the ReLU output is zero
+#       # 3. they differ exactly where the ReLU output is zero: there the
+#       #    gradient before the ReLU is 0; everywhere else the two are equal
 #       grads = {}
 #
 #       def save_pre_relu_gradient(module, args, output):
@@ -264,5 +265,6 @@ print("matches the hand-derived gradient:", torch.allclose(saved["gradient"], ex
 #       handle = model[0].register_forward_hook(save_pre_relu_gradient)
 #       model(inputs).sum().backward()
 #       handle.remove()
-#       print(grads["pre_relu"])
-#       print(saved["gradient"])
+#       active = model[1](model[0](inputs)) > 0
+#       print(torch.equal(grads["pre_relu"][active], saved["gradient"][active]))  # True
+#       print(bool((grads["pre_relu"][~active] == 0).all()))  # True

@@ -19,6 +19,7 @@ hooks.
 - the "optimizer in backward" pattern;
 - the library's :obj:`hooks_tutorial.scale_gradients` and
   :obj:`hooks_tutorial.clip_gradients`;
+- why a zero gradient does not freeze a layer, and what does;
 - ``Optimizer.register_step_pre_hook`` and ``register_step_post_hook``.
 
 **Prerequisites**: :doc:`/auto_examples/03_tensor_hooks/plot_10_tensor_hooks`.
@@ -228,6 +229,61 @@ print("clip_gradients(max_norm=50):", clipped)
 print("matches the hand-written hook:", clipped == per_parameter)
 
 # %%
+# A zero gradient does not freeze a layer
+# ---------------------------------------
+#
+# ``scale_gradients(model, 0.0, layers=...)`` makes the new gradients of those
+# layers zero. That does not freeze them: an optimizer step uses more than the
+# gradient. Weight decay adds ``weight_decay * p`` to it, and momentum and Adam
+# keep moving a parameter with the state built up in earlier steps. Below, a
+# small network trains for 5 steps, then its first layer is "frozen" for 5
+# more steps, once with a zero gradient and once with ``requires_grad_(False)``.
+# The table shows the largest change of that layer's weight during the 5
+# "frozen" steps.
+
+
+def weight_change_while_frozen(make_optimizer, freeze):
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 1))
+    x, y = torch.randn(32, 4), torch.randn(32, 1)
+    optimizer = make_optimizer(net.parameters())
+
+    def train(steps):
+        for _ in range(steps):
+            optimizer.zero_grad()  # sets every .grad to None
+            loss_fn(net(x), y).backward()
+            optimizer.step()
+
+    train(5)  # normal training: momentum and Adam build up their state
+    before = net[0].weight.detach().clone()
+    if freeze == "zero gradient":
+        with ht.scale_gradients(net, 0.0, layers="0"):
+            train(5)
+    else:
+        net[0].requires_grad_(False)
+        train(5)
+    return (net[0].weight - before).abs().max().item()
+
+
+optimizer_makers = {
+    "SGD": lambda params: torch.optim.SGD(params, lr=0.05),
+    "SGD, momentum=0.9": lambda params: torch.optim.SGD(params, lr=0.05, momentum=0.9),
+    "SGD, weight_decay=0.1": lambda params: torch.optim.SGD(params, lr=0.05, weight_decay=0.1),
+    "Adam": lambda params: torch.optim.Adam(params, lr=0.05),
+}
+print(f"{'optimizer':22} {'scale_gradients(0.0)':>21} {'requires_grad_(False)':>22}")
+for name, make_optimizer in optimizer_makers.items():
+    zero_gradient = weight_change_while_frozen(make_optimizer, "zero gradient")
+    no_gradient = weight_change_while_frozen(make_optimizer, "requires_grad_(False)")
+    print(f"{name:22} {zero_gradient:21.4f} {no_gradient:22.4f}")
+
+# %%
+# With a zero gradient only plain SGD leaves the layer where it was. To freeze
+# a layer, give it no gradient at all: ``layer.requires_grad_(False)`` (the
+# right-hand column, where nothing moves), or leave its parameters out of the
+# optimizer. ``optimizer.zero_grad()`` sets ``.grad`` to ``None`` by default,
+# and optimizers skip parameters whose ``.grad`` is ``None``.
+#
 # Optimizer step hooks
 # --------------------
 #
@@ -275,6 +331,9 @@ post_handle.remove()
 # - :obj:`hooks_tutorial.scale_gradients` / ``clip_gradients`` wrap these hooks in
 #   a ``with`` block; optimizers have ``register_step_pre_hook`` and
 #   ``register_step_post_hook``.
+# - A zero gradient does not freeze a layer: weight decay, momentum and Adam
+#   still move it. ``requires_grad_(False)``, or leaving the parameters out of
+#   the optimizer, does.
 #
 # Exercises
 # ---------
@@ -282,15 +341,17 @@ post_handle.remove()
 # 1. Write a post-accumulate hook that clips each *element* of a gradient to
 #    ``[-0.5, 0.5]`` and compare it with ``ht.clip_gradients(model,
 #    max_value=0.5)``.
-# 2. Freeze the layer ``small`` of ``TwoScales`` for one backward pass with
-#    ``ht.scale_gradients``. What is its ``.grad`` afterwards?
+# 2. Zero the gradient of the layer ``small`` of ``TwoScales`` for one
+#    backward pass with ``ht.scale_gradients``. What is its ``.grad``
+#    afterwards? Does an SGD step with ``weight_decay=0.1`` then leave
+#    ``small`` unchanged?
 # 3. Use an optimizer step pre-hook to halve the learning rate every 10 steps.
 #
 # .. dropdown:: Solutions
 #
 #    .. code-block:: python
 #
-#       # 1.
+#       # 1. the two give the same gradients (True)
 #       def clamp_elements(param):
 #           param.grad.clamp_(-0.5, 0.5)
 #
@@ -306,13 +367,18 @@ post_handle.remove()
 #           loss_fn(model(inputs), targets).backward()
 #       print(all(torch.equal(a, p.grad) for a, p in zip(by_hand, model.parameters())))
 #
-#       # 2. a factor of 0 makes the new gradient zero: .grad is a tensor of zeros
+#       # 2. a factor of 0 makes the new gradient zero, so .grad is all zeros;
+#       #    the step still changes small.weight: weight decay does not need a
+#       #    gradient, so the layer is not frozen
 #       model.zero_grad()
 #       with ht.scale_gradients(model, 0.0, layers="small"):
 #           loss_fn(model(inputs), targets).backward()
-#       print(model.small.weight.grad)
+#       print(bool((model.small.weight.grad == 0).all()))  # True
+#       before = model.small.weight.detach().clone()
+#       torch.optim.SGD(model.parameters(), lr=0.1, weight_decay=0.1).step()
+#       print(torch.equal(before, model.small.weight))  # False
 #
-#       # 3.
+#       # 3. after 20 steps the learning rate is 0.1 / 2 / 2 = 0.025
 #       def halve_every_10(optimizer, args, kwargs):
 #           halve_every_10.calls += 1
 #           if halve_every_10.calls % 10 == 0:
@@ -321,3 +387,6 @@ post_handle.remove()
 #
 #       halve_every_10.calls = 0
 #       optimizer.register_step_pre_hook(halve_every_10)
+#       for _ in range(20):
+#           optimizer.step()
+#       print(optimizer.param_groups[0]["lr"])  # 0.025

@@ -13,6 +13,8 @@ network, ReLU units that never fire, and gradients that explode.
 - how forward hooks on every module find the first one that outputs NaN or
   Inf;
 - how :obj:`hooks_tutorial.detect_anomalies` does the same and names the module;
+- how ``torch.autograd.detect_anomaly`` finds a NaN that appears only in the
+  backward pass;
 - how to measure the fraction of zeros after each ReLU (dead units);
 - how to monitor gradient norms per layer across training steps.
 
@@ -29,6 +31,7 @@ and :doc:`/auto_examples/03_tensor_hooks/plot_11_parameter_hooks`.
 # negative number is NaN. The final output is NaN everywhere, but it does not
 # say which module is to blame.
 
+import warnings
 from collections import OrderedDict
 
 import matplotlib.pyplot as plt
@@ -108,6 +111,67 @@ except ht.AnomalyError as error:
     print(f"AnomalyError: {error}")
     print("module:", error.module, "| phase:", error.phase, "| NaN count:", error.nan)
 print("hooks left on the model:", ht.count_hooks(model).total)
+
+# %%
+# A NaN that appears only in the backward pass
+# --------------------------------------------
+#
+# A common way to keep a function such as ``log`` or ``sqrt`` away from
+# negative inputs is ``torch.where``: below, the square root is taken where
+# the input is positive and 0 is used elsewhere. The forward pass is then
+# finite, but the gradients are not. ``torch.where`` sends a zero gradient to
+# the branch it did not pick, and the backward of ``sqrt`` divides that zero
+# by ``2 * sqrt(x)``, which is NaN where ``x`` is negative.
+
+
+class SqrtOfPositive(nn.Module):
+    def forward(self, x):
+        return torch.where(x > 0, torch.sqrt(x), torch.zeros_like(x))
+
+
+where_model = nn.Sequential(
+    OrderedDict(fc1=nn.Linear(8, 16), act=nn.Tanh(), sqrt=SqrtOfPositive(), fc2=nn.Linear(16, 4))
+)
+output = where_model(inputs)
+print("forward output is finite:", torch.isfinite(output).all().item())
+output.sum().backward()
+nan_count = torch.isnan(where_model.fc1.weight.grad).sum().item()
+print(f"NaN values in fc1.weight.grad: {nan_count} of {where_model.fc1.weight.numel()}")
+
+# %%
+# Forward checks see nothing here. PyTorch's own anomaly mode,
+# ``torch.autograd.detect_anomaly()``, checks the result of every backward
+# function and raises at the first NaN. It also records, during the forward
+# pass, where each operation was called, and reports that place in a warning.
+# The cell below keeps the warnings and prints the code line from that report.
+
+where_model.zero_grad()
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    try:
+        with torch.autograd.detect_anomaly():
+            where_model(inputs).sum().backward()
+    except RuntimeError as error:
+        print(f"RuntimeError: {error}")
+messages = [str(w.message) for w in caught]
+print("warning:", messages[0])
+forward_trace = next(m for m in messages if m.startswith("Error detected in"))
+print(forward_trace.splitlines()[0])
+code_lines = [line.strip() for line in forward_trace.splitlines() if line.startswith("    ")]
+print("forward call that created it:", code_lines[-1])
+
+# %%
+# Anomaly mode names the autograd function (``SqrtBackward0``) and the line of
+# the forward pass that created it. As its warning says, it slows every
+# operation down, so switch it on only while hunting a NaN.
+# ``hooks_tutorial.detect_anomalies`` looks at modules instead and names the
+# module whose backward produced the NaN:
+
+try:
+    with ht.detect_anomalies(where_model):
+        where_model(inputs).sum().backward()
+except ht.AnomalyError as error:
+    print(f"AnomalyError: {error}")
 
 # %%
 # Dead ReLUs
@@ -238,20 +302,23 @@ for lr, history in runs.items():
     first_layer = next(iter(history))
     norms = " ".join(f"{v:.2g}" for v in history[first_layer])
     print(f"lr={lr}: gradient norm of layer {first_layer} per step: {norms}")
-    bad_steps = [
-        step for step in range(8) if not all(np.isfinite(h[step]) for h in history.values())
-    ]
+    all_norms = np.array(list(history.values()))  # one row per layer, one column per step
+    finite = all_norms[np.isfinite(all_norms)]
+    print(f"        largest finite norm over all layers and steps: {finite.max():.2g}")
+    growth = (all_norms[:, 3] / all_norms[:, 0]).min()
+    print(f"        smallest growth from step 1 to step 4 over all layers: {growth:.2g}")
+    bad_steps = [step for step in range(8) if not np.isfinite(all_norms[:, step]).all()]
     print(
         f"        first step with a non-finite gradient norm: {bad_steps[0] + 1 if bad_steps else None}"
     )
 
 # %%
-# The lambda gets the layer name as a default argument (``name=name``), for the
+# The ``lambda`` gets the layer name as a default argument (``name=name``), for the
 # same reason as the ``check_output`` factory above. On a log axis the two runs
-# look very different: with the small learning rate every layer's gradient
-# norm stays in the same range, with the large one the norms grow by orders of
-# magnitude from step to step until they overflow (non-finite values are not
-# drawn).
+# look very different: with the small learning rate no layer's gradient norm
+# exceeds 3 in any step; with the large one the norm of every layer grows
+# more than ten-thousandfold from step 1 to step 4 and overflows at step 5
+# (non-finite values are not drawn).
 
 fig, axes = plt.subplots(1, 2, figsize=(9, 3.5), sharey=True)
 colors = plt.cm.viridis(np.linspace(0, 0.9, len(runs[0.01])))
@@ -285,6 +352,9 @@ plt.show()
 # - ``hooks_tutorial.detect_anomalies(model)`` does this (and checks
 #   gradients too) inside a ``with`` block and raises ``AnomalyError`` with
 #   the module's name; no hook is left afterwards.
+# - A NaN that appears only in the backward pass (here from ``torch.where``)
+#   is found by ``torch.autograd.detect_anomaly()``, which names the backward
+#   function and the forward line that created it; use it for debugging only.
 # - Forward hooks on ReLUs measure how many outputs are zero and how many
 #   units are dead; they also work under ``torch.no_grad()``.
 # - Post-accumulate hooks on weights record gradient norms per layer;
@@ -297,7 +367,8 @@ plt.show()
 #    search again. What do the hooks report?
 # 2. A ``sqrt`` after a ReLU is finite in the forward pass. Use
 #    ``ht.detect_anomalies`` around forward *and* backward of the model below:
-#    what does it report, and why?
+#    what does it report, and why? Does ``torch.autograd.detect_anomaly()``
+#    report it too?
 # 3. Count the dead units of ``mlp`` again after setting the bias of
 #    ``mlp[4]`` back to zero. Which layers still have dead units?
 #
@@ -305,7 +376,7 @@ plt.show()
 #
 #    .. code-block:: python
 #
-#       # 1. no report: every output is finite
+#       # 1. no report (an empty list): every output is finite
 #       class SafeLog(nn.Module):
 #           def forward(self, x):
 #               return torch.log(x.abs() + 1e-6)
@@ -320,7 +391,10 @@ plt.show()
 #       print(reports)
 #
 #       # 2. the derivative of sqrt at 0 is infinite: the ReLU zeros give an
-#       #    Inf gradient in the backward pass
+#       #    Inf gradient in the backward pass, and detect_anomalies names it.
+#       #    torch.autograd.detect_anomaly() raises nothing: it looks for NaN
+#       #    only, and the ReLU's backward sets the gradient to 0 exactly where
+#       #    the Inf values are, so the parameter gradients stay finite
 #       class SqrtFeatures(nn.Module):
 #           def forward(self, x):
 #               return torch.sqrt(x)
@@ -332,8 +406,14 @@ plt.show()
 #               model(inputs).sum().backward()
 #       except ht.AnomalyError as error:
 #           print(error)
+#       model.zero_grad()
+#       with warnings.catch_warnings():
+#           warnings.simplefilter("ignore")  # anomaly mode warns that it is on
+#           with torch.autograd.detect_anomaly():
+#               model(inputs).sum().backward()
+#       print("fc1 gradient finite:", torch.isfinite(model.fc1.weight.grad).all().item())
 #
-#       # 3.
+#       # 3. only the last ReLU ("ReLU 7") still has dead units
 #       with torch.no_grad():
 #           mlp[4].bias.zero_()
 #       handles = [m.register_forward_hook(relu_statistics(f"ReLU {n}")) for n, m in relus]
@@ -341,4 +421,4 @@ plt.show()
 #           mlp(torch.randn(512, 32))
 #       for handle in handles:
 #           handle.remove()
-#       print(relu_stats)
+#       print({name: round(stats["dead units"], 2) for name, stats in relu_stats.items()})

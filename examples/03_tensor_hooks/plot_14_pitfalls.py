@@ -16,7 +16,8 @@ shows the fix.
   do (and do not do) to hooks;
 - how storing outputs without ``.detach()`` keeps whole graphs alive,
   measured;
-- which hooks ``torch.compile`` sees, and which it silently ignores.
+- which hooks ``torch.compile`` sees, which it silently ignores, and how a
+  backward hook can leave nothing compiled at all.
 
 **Prerequisites**: :doc:`/auto_examples/03_tensor_hooks/plot_10_tensor_hooks`
 and :doc:`/auto_examples/03_tensor_hooks/plot_12_saved_tensor_hooks`.
@@ -123,7 +124,8 @@ handle.remove()
 # ``model.eval()`` is a different switch. It does not touch gradients; it
 # tells layers such as Dropout and BatchNorm to use their evaluation
 # behaviour. The next cell calls each layer twice in training mode and once in
-# eval mode on the same input, and compares the results.
+# eval mode on the same input, and compares the results (and, in the last
+# column, the eval-mode output with the layer's input).
 
 batch = torch.randn(5, 4)
 features = batch
@@ -135,7 +137,8 @@ for layer in model:
     print(
         f"{type(layer).__name__:11} train twice equal: {torch.equal(first, second)!s:5}"
         f"  train == eval: {torch.equal(first, evaluated)!s:5}"
-        f"  eval output requires grad: {evaluated.requires_grad}"
+        f"  eval output requires grad: {evaluated.requires_grad!s:5}"
+        f"  eval output == input: {torch.equal(evaluated, features)}"
     )
     features = evaluated
 
@@ -226,10 +229,10 @@ plt.show()
 # --------------------------------------
 #
 # ``torch.compile`` traces the model once and reuses the result while its
-# guards hold. The default backend generates C++ code and takes many seconds
-# on a CPU; this page uses ``backend="eager"``, which traces the same way but
-# skips code generation. The backend changes the generated code, not which
-# hooks the trace contains. Each demonstration starts with
+# guards hold. The default backend then generates and compiles code; this page
+# uses ``backend="eager"``, which traces the same way but skips code
+# generation. The backend changes the generated code, not which hooks the
+# trace contains. Each demonstration starts with
 # ``torch.compiler.reset()``, which empties the cache of compiled code, so that
 # one demonstration cannot influence the next. First, a hook registered
 # *before* compiling:
@@ -270,18 +273,46 @@ print("compiled call after reset():        ", calls)
 handle.remove()
 
 # %%
-# Module backward hooks are another case: PyTorch cannot put them into the
-# compiled graph unless "compiled autograd" is switched on, so it splits the
-# graph there (a *graph break*) and runs that part without compiling. The hook
-# still fires:
+# Module backward hooks are another case: ``torch.compile`` cannot trace them
+# unless "compiled autograd" is switched on. What it compiles instead is
+# easiest to see with a backend of our own. A backend is a function that
+# receives each traced graph and returns something to run; this one counts
+# the graphs and runs them unchanged.
+
+graphs = []
+
+
+def counting_backend(graph_module, example_inputs):
+    graphs.append(graph_module)
+    return graph_module.forward  # run the traced graph as it is
+
+
+for with_hook in [False, True]:
+    torch.compiler.reset()
+    graphs.clear()
+    calls = []
+    model = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
+    if with_hook:
+        model[1].register_full_backward_hook(
+            lambda _module, _grad_in, _grad_out: calls.append("backward")
+        )
+    compiled = torch.compile(model, backend=counting_backend)
+    compiled(torch.randn(2, 4)).sum().backward()
+    label = "with a full backward hook" if with_hook else "without hooks"
+    print(f"{label:25}: graphs compiled: {len(graphs)}, hook calls: {calls}")
+
+# %%
+# Without hooks the model is one compiled graph. With the backward hook on
+# its ReLU, no graph at all is compiled: the whole model, not only the hooked
+# layer, runs eagerly (uncompiled), while the hook still fires.
+# ``fullgraph=True`` turns this silent fallback into an error that says why:
 
 torch.compiler.reset()
-calls = []
-model = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
-model[1].register_full_backward_hook(lambda _module, _grad_in, _grad_out: calls.append("backward"))
-compiled = torch.compile(model, backend="eager")
-compiled(torch.randn(2, 4)).sum().backward()
-print("full backward hook under torch.compile:", calls)
+try:
+    torch.compile(model, backend="eager", fullgraph=True)(torch.randn(2, 4))
+except torch._dynamo.exc.Unsupported as error:  # the compiler's "cannot trace this" error
+    print(f"{type(error).__name__}: {str(error).splitlines()[0]}")
+torch.compiler.reset()  # leave no compiled code behind for later pages
 
 # %%
 # Summary
@@ -299,6 +330,9 @@ print("full backward hook under torch.compile:", calls)
 # - Register hooks before ``torch.compile``: a hook added later to a
 #   hook-free, already compiled module was silently ignored above, until
 #   ``torch.compiler.reset()``.
+# - A module backward hook fires under ``torch.compile``, but on the model
+#   above nothing was compiled any more; count the graphs with a backend of
+#   your own before trusting that a hooked model is compiled.
 #
 # Exercises
 # ---------
@@ -314,19 +348,23 @@ print("full backward hook under torch.compile:", calls)
 #
 #    .. code-block:: python
 #
-#       # 1. an out-of-place ReLU leaves the hooked output untouched
+#       # 1. an out-of-place ReLU leaves the hooked output untouched: the
+#       #    forward pass runs and the hook fires (prints "fired")
 #       model = nn.Sequential(nn.Linear(4, 6), nn.ReLU(), nn.Linear(6, 2))
 #       model[0].register_full_backward_hook(lambda m, gi, go: print("fired"))
 #       model(torch.randn(3, 4, requires_grad=True)).sum().backward()
 #
 #       # 2. under no_grad no graph is built, so nothing keeps the batches:
-#       #    both lines are the same
+#       #    both lines show the same 327680 bytes (320 KiB), the 20 stored
+#       #    outputs of 16 KiB each
 #       model = nn.Sequential(nn.Linear(1024, 64), nn.ReLU(), nn.Linear(64, 10))
 #       with torch.no_grad():
 #           print(bytes_alive_per_step(lambda output: output)[-1])
 #           print(bytes_alive_per_step(lambda output: output.detach())[-1])
 #
-#       # 3.
+#       # 3. like the forward hook: the compiled model ignores the new
+#       #    pre-hook (an empty list) until torch.compiler.reset(), after
+#       #    which it fires (['pre'])
 #       torch.compiler.reset()
 #       calls = []
 #       model = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
