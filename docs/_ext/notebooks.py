@@ -1,0 +1,123 @@
+"""Notebooks that read well in Jupyter: reST prose converted to Markdown by pandoc.
+
+sphinx-gallery's own converter (``pypandoc: False``) leaves Sphinx roles and
+directives as raw reST in the notebooks (``:doc:``, ``.. dropdown::``,
+``.. math::``). With ``pypandoc`` set it hands each text block to pandoc; this
+extension turns that on for the build's language, with ``notebook_md.lua``, a
+filter for what pandoc does not know (Sphinx roles become links to the hosted
+pages, dropdowns become ``<details>``). It runs for the English and, through
+``localized_downloads``, the Chinese notebooks. No package does this: pandoc
+reads reST but not Sphinx's roles, and sphinx-gallery only calls pandoc.
+
+pandoc comes with the ``pypandoc_binary`` wheel (docs dependency group).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from babel.messages.pofile import read_po
+from sphinx.application import Sphinx
+from sphinx.config import Config
+from sphinx.util import logging
+
+logger = logging.getLogger(__name__)
+
+HERE = Path(__file__).parent
+FILTER = HERE / "notebook_md.lua"
+# pandoc Markdown that Jupyter renders: pipe tables, $math$, raw HTML; none of
+# pandoc's own attribute and div syntax
+MARKDOWN = "markdown" + "".join(
+    f"-{ext}"
+    for ext in (
+        "grid_tables",
+        "simple_tables",
+        "multiline_tables",
+        "fenced_divs",
+        "bracketed_spans",
+        "header_attributes",
+        "fenced_code_attributes",
+        "inline_code_attributes",
+        "link_attributes",
+        "raw_attribute",
+        "smart",
+    )
+)
+
+
+def _title(text: str) -> str | None:
+    """The first reST/Markdown title in ``text``."""
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("# "):
+            return line[2:].strip()
+        if line and not line.startswith((".. ", ":", "(")):
+            return line
+    return None
+
+
+def page_titles(srcdir: Path, examples: Path) -> dict[str, str]:
+    """English titles of the example pages and the Markdown pages, by docname."""
+    titles: dict[str, str] = {}
+    for script in sorted(examples.glob("*/plot_*.py")):
+        docstring = ast.get_docstring(ast.parse(script.read_text(encoding="utf-8"))) or ""
+        title = _title(docstring)
+        if title:
+            titles[f"auto_examples/{script.parent.name}/{script.stem}"] = title
+    for page in sorted(srcdir.glob("*.md")):
+        title = _title(page.read_text(encoding="utf-8"))
+        if title:
+            titles[page.stem] = title
+    titles.setdefault("api", "API reference")
+    return titles
+
+
+def translate_titles(titles: dict[str, str], catalogs: Path) -> dict[str, str]:
+    """Each title through its page's catalog (the English title where none)."""
+    out = {}
+    for docname, title in titles.items():
+        po = catalogs / f"{docname}.po"
+        translated = None
+        if po.is_file():
+            with po.open("rb") as f:
+                for message in read_po(f):
+                    if message.id == title and message.string and not message.fuzzy:
+                        translated = str(message.string)
+                        break
+        out[docname] = translated or title
+    return out
+
+
+def configure_notebooks(app: Sphinx, config: Config) -> None:
+    """Point sphinx-gallery's pandoc conversion at our filter and this build's pages."""
+    gallery_conf: dict[str, Any] = config.sphinx_gallery_conf
+    srcdir = Path(app.srcdir)
+    examples = (srcdir / gallery_conf["examples_dirs"][0]).resolve()
+    titles = page_titles(srcdir, examples)
+    language = config.language or "en"
+    if language != "en":
+        for locale_dir in config.locale_dirs:
+            titles = translate_titles(titles, srcdir / locale_dir / language / "LC_MESSAGES")
+    site = re.sub(r"/*$", "/", config.html_baseurl)  # bilingual.py: root + language
+    meta = {"site": site, "api": f"{site}api.html", "titles": titles}
+    path = Path(app.doctreedir) / "notebook_links.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(meta, ensure_ascii=False, indent=1), encoding="utf-8")
+    gallery_conf["pypandoc"] = {
+        "extra_args": [
+            f"--to={MARKDOWN}",  # after sphinx-gallery's --to=md: the last one wins
+            "--wrap=none",  # a line break between Chinese characters shows as a space
+            f"--lua-filter={FILTER}",
+            f"--metadata-file={path}",
+        ]
+    }
+
+
+def setup(app: Sphinx) -> dict[str, Any]:
+    # after bilingual.configure_site (priority 100) set html_baseurl per language
+    app.connect("config-inited", configure_notebooks, priority=200)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
