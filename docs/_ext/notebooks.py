@@ -51,8 +51,8 @@ MARKDOWN = "markdown" + "".join(
 
 def _title(text: str) -> str | None:
     """The first reST/Markdown title in ``text``."""
-    for line in text.splitlines():
-        line = line.strip()
+    for raw in text.splitlines():
+        line = raw.strip()
         if line.startswith("# "):
             return line[2:].strip()
         if line and not line.startswith((".. ", ":", "(")):

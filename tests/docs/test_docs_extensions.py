@@ -15,8 +15,8 @@ import pytest
 pytest.importorskip("sphinx_gallery")
 sys.path.insert(0, str(Path(__file__).parents[2] / "docs" / "_ext"))
 
-import localized_downloads as ld  # noqa: E402
-import notebooks  # noqa: E402
+import localized_downloads as ld
+import notebooks
 
 TABLE = """\
 .. list-table::
@@ -74,7 +74,9 @@ def test_translated_zips_carry_the_english_dates(tmp_path: Path) -> None:
 def test_page_titles_come_from_docstrings_and_headings(tmp_path: Path) -> None:
     chapter = tmp_path / "examples" / "01_x"
     chapter.mkdir(parents=True)
-    (chapter / "plot_01_a.py").write_text('"""\nCallbacks: a title\n==================\n\nText."""\n')
+    (chapter / "plot_01_a.py").write_text(
+        '"""\nCallbacks: a title\n==================\n\nText."""\n'
+    )
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "notes.md").write_text("# Notes on the course\n\nText.\n")
     titles = notebooks.page_titles(tmp_path / "docs", tmp_path / "examples")
