@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from babel.messages.pofile import read_po
+from notebooks import fix_heading_levels
 from sphinx.application import Sphinx
 from sphinx.errors import ExtensionError
 from sphinx.util import logging
@@ -477,6 +478,8 @@ def _notebook(unwrapped: str, gallery_conf: dict[str, Any], target_dir: Path) ->
         if cleaned and cleaned[-1].content.isspace():
             cleaned = cleaned[:-1]
         notebook = jupyter_notebook(cleaned, gallery_conf, target_dir)
+        if gallery_conf.get("pypandoc"):
+            fix_heading_levels(notebook, unwrapped)  # as notebooks.py does for English
         out = Path(tmp) / "example.ipynb"
         save_notebook(notebook, out)
         return out.read_bytes()

@@ -92,6 +92,94 @@ def translate_titles(titles: dict[str, str], catalogs: Path) -> dict[str, str]:
     return out
 
 
+ADORNMENT = re.compile(r"""^([=\-`:.'"~^_*+#<>])\1{2,}\s*$""")
+HEADING = re.compile(r"^(#{1,6}) (?=\S)")
+
+
+def title_levels(script: str) -> list[int]:
+    """The level of each reST title in a gallery script, in order (1 = the page title).
+
+    Levels follow the order in which adornment styles first appear, as in
+    reST. pandoc sees one text block at a time, so in the notebooks every
+    block's first title style would become level 1 without this.
+    """
+    lines = [
+        "" if re.match(r"^(#{20,}|# ?%%)", line) else re.sub(r"^# ?", "", line)
+        for line in script.splitlines()  # block separators are not adornments
+    ]
+    styles: list[tuple[str, bool]] = []
+    levels = []
+    i = 0
+    while i < len(lines) - 1:
+        text, under = lines[i].strip(), lines[i + 1].strip()
+        # an underline is at least as long as its title ('"""' closing a docstring is not)
+        if (
+            text
+            and not ADORNMENT.match(text)
+            and ADORNMENT.match(under)
+            and len(under) >= len(text)
+        ):
+            above = lines[i - 1].strip() if i > 0 else ""
+            over = bool(ADORNMENT.match(above)) and above[0] == under[0]
+            style = (under[0], over)
+            if style not in styles:
+                styles.append(style)
+            levels.append(styles.index(style) + 1)
+            i += 2
+            continue
+        i += 1
+    return levels
+
+
+def fix_heading_levels(notebook: dict[str, Any], script: str) -> bool:
+    """Give the Markdown headings of ``notebook`` the levels of the script's titles.
+
+    Returns False (and changes nothing) when the headings do not correspond.
+    """
+    levels = title_levels(script)
+    places = []
+    for cell in notebook["cells"]:
+        if cell["cell_type"] != "markdown":
+            continue
+        source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+        fenced = False
+        for number, line in enumerate(source.split("\n")):
+            if line.startswith("```"):
+                fenced = not fenced
+            elif not fenced and HEADING.match(line):
+                places.append((cell, number))
+    if len(places) != len(levels):
+        return False
+    for (cell, number), level in zip(places, levels, strict=True):
+        source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+        rows = source.split("\n")
+        rows[number] = HEADING.sub("#" * level + " ", rows[number], count=1)
+        text = "\n".join(rows)
+        cell["source"] = (
+            text.splitlines(keepends=True) if isinstance(cell["source"], list) else text
+        )
+    return True
+
+
+def fix_gallery_notebooks(app: Sphinx) -> None:
+    """Correct the heading levels of the notebooks sphinx-gallery wrote."""
+    gallery_conf = app.config.sphinx_gallery_conf
+    if not gallery_conf.get("pypandoc"):
+        return
+    for gallery in gallery_conf["gallery_dirs"]:
+        for path in sorted((Path(app.srcdir) / gallery).glob("*/*.ipynb")):
+            script = path.with_suffix(".py")
+            if not script.is_file():
+                continue
+            notebook = json.loads(path.read_text(encoding="utf-8"))
+            before = json.dumps(notebook)
+            if not fix_heading_levels(notebook, script.read_text(encoding="utf-8")):
+                logger.warning("notebooks: headings of %s do not match its script's titles", path)
+                continue
+            if json.dumps(notebook) != before:
+                path.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n")
+
+
 def configure_notebooks(app: Sphinx, config: Config) -> None:
     """Point sphinx-gallery's pandoc conversion at our filter and this build's pages."""
     gallery_conf: dict[str, Any] = config.sphinx_gallery_conf
@@ -120,4 +208,7 @@ def configure_notebooks(app: Sphinx, config: Config) -> None:
 def setup(app: Sphinx) -> dict[str, Any]:
     # after bilingual.configure_site (priority 100) set html_baseurl per language
     app.connect("config-inited", configure_notebooks, priority=200)
+    # after sphinx-gallery wrote the notebooks (builder-inited, priority 500),
+    # before localized_downloads (900) makes the Chinese ones
+    app.connect("builder-inited", fix_gallery_notebooks, priority=800)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -128,3 +128,46 @@ def test_notebook_markdown_has_no_rest_left(tmp_path: Path) -> None:
     assert "> **Note**" in markdown
     for rest in (":doc:", ":obj:", ".. ", "{.", ":::"):
         assert rest not in markdown, rest
+
+
+SCRIPT = '''"""
+Page title
+==========
+
+Intro.
+"""
+
+# %%
+# First section
+# -------------
+#
+# Text.
+
+print(1)
+
+# %%
+# A subsection
+# ^^^^^^^^^^^^
+#
+# More.
+'''
+
+
+def test_title_levels_follow_the_adornments() -> None:
+    assert notebooks.title_levels(SCRIPT) == [1, 2, 3]
+
+
+def test_notebook_headings_get_the_script_levels() -> None:
+    notebook = {
+        "cells": [
+            {"cell_type": "markdown", "source": "# Page title\n\nIntro."},
+            {"cell_type": "markdown", "source": ["# First section\n", "\n", "Text."]},
+            {"cell_type": "code", "source": "# not a heading\nprint(1)"},
+            {"cell_type": "markdown", "source": "```\n# code\n```\n# A subsection\n\nMore."},
+        ]
+    }
+    assert notebooks.fix_heading_levels(notebook, SCRIPT)
+    assert notebook["cells"][1]["source"][0] == "## First section\n"
+    assert notebook["cells"][2]["source"].startswith("# not a heading")
+    assert notebook["cells"][3]["source"] == "```\n# code\n```\n### A subsection\n\nMore."
+    assert not notebooks.fix_heading_levels({"cells": []}, SCRIPT)  # nothing to match
