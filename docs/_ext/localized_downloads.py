@@ -472,8 +472,8 @@ def _notebook(unwrapped: str, gallery_conf: dict[str, Any], target_dir: Path) ->
             content = remove_ignore_blocks(raw)
             if gallery_conf.get("remove_config_comments"):
                 content = remove_config_comments(content)
-            if label == "text":
-                content = strip_escaped_spaces(content)
+            if label == "text" and not gallery_conf.get("pypandoc"):
+                content = strip_escaped_spaces(content)  # pandoc reads "\\ " itself
             cleaned.append(Block(label, content, lineno))
         if cleaned and cleaned[-1].content.isspace():
             cleaned = cleaned[:-1]

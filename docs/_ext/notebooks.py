@@ -190,7 +190,7 @@ def configure_notebooks(app: Sphinx, config: Config) -> None:
     if language != "en":
         for locale_dir in config.locale_dirs:
             titles = translate_titles(titles, srcdir / locale_dir / language / "LC_MESSAGES")
-    site = re.sub(r"/*$", "/", config.html_baseurl)  # bilingual.py: root + language
+    site = config.html_baseurl.rstrip("/") + "/"  # bilingual.py: root + language
     meta = {"site": site, "api": f"{site}api.html", "titles": titles}
     path = Path(app.doctreedir) / "notebook_links.json"
     path.parent.mkdir(parents=True, exist_ok=True)
