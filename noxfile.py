@@ -10,6 +10,8 @@
 - ``nox -s translations``  refresh the zh_CN catalogs after changing English text
 - ``nox -s bench``         run the speed and memory benchmarks
 - ``nox -s e2e``           browse the built site in headless Chromium (after ``docs``)
+- ``nox -s build``         build the sdist and wheel into dist/ and check them
+- ``nox -s downloads``     run every downloaded script and notebook with the built wheel
 - ``nox -s inventories``   refresh the intersphinx inventories in ``docs/_intersphinx``
 """
 
@@ -18,6 +20,8 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import tarfile
+import zipfile
 from pathlib import Path
 
 import nox
@@ -83,7 +87,7 @@ def docs(session: nox.Session) -> None:
     # static hosts serve /404.html for any missing path; its links are absolute
     shutil.copyfile(BUILD / "html" / "en" / "404.html", BUILD / "html" / "404.html")
     session.run("python", "docs/tools/i18n.py", "check", str(BUILD / "gettext"), str(LOCALES))
-    session.run("pytest", "tests/site", "-p", "no:cacheprovider")
+    session.run("pytest", "tests/site", "tests/docs", "-p", "no:cacheprovider")
     session.log(f"Open {BUILD / 'html' / 'en' / 'index.html'} (中文: html/zh_CN/index.html)")
 
 
@@ -203,6 +207,66 @@ def lint(session: nox.Session) -> None:
         "--builtin-schema",
         "vendor.github-workflows",
         ".github/workflows/docs.yml",
+        ".github/workflows/release.yml",
+    )
+
+
+DIST = ROOT / "dist"
+
+
+def _check_wheel(session: nox.Session, wheel: Path, sdist: Path) -> None:
+    """The wheel holds exactly the package; the sdist holds what builds it."""
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+    package = sorted(n for n in names if not n.startswith(wheel.name.split("-")[0] + "-"))
+    expected = sorted(
+        p.relative_to(ROOT / "src").as_posix()
+        for p in (ROOT / "src" / "hooks_tutorial").rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts
+    )
+    if package != expected:
+        extra, missing = set(package) - set(expected), set(expected) - set(package)
+        session.error(f"wheel contents differ from src/: extra {extra or '{}'}, missing {missing}")
+    with tarfile.open(sdist) as archive:
+        members = {m.name.split("/", 1)[-1] for m in archive.getmembers()}
+    for needed in ("pyproject.toml", "README.md", "LICENSE", "src/hooks_tutorial/__init__.py"):
+        if needed not in members:
+            session.error(f"the sdist lacks {needed}")
+    size = wheel.stat().st_size
+    session.log(f"{wheel.name}: {len(package)} package files, {size / 1024:.0f} KiB")
+
+
+@nox.session(default=False)
+def build(session: nox.Session) -> None:
+    """Build the sdist and wheel into dist/ and check them (twine, contents)."""
+    session.install("build>=1.2", "twine>=6")
+    shutil.rmtree(DIST, ignore_errors=True)
+    session.run("python", "-m", "build", "--outdir", str(DIST), str(ROOT))
+    session.run("twine", "check", "--strict", *(str(p) for p in sorted(DIST.iterdir())))
+    (wheel,) = DIST.glob("*.whl")
+    (sdist,) = DIST.glob("*.tar.gz")
+    _check_wheel(session, wheel, sdist)
+
+
+@nox.session(default=False)
+def downloads(session: nox.Session) -> None:
+    """Run every downloaded script and notebook (both languages) with the built wheel.
+
+    After ``nox -s docs`` and ``nox -s build``: the environment's only install
+    of the project is the wheel in dist/ (plus a Jupyter kernel to run the
+    notebooks), and each download runs in an empty folder outside the clone.
+    """
+    wheels = sorted(DIST.glob("*.whl"))
+    if not wheels or not (BUILD / "html" / "zh_CN" / "index.html").is_file():
+        session.error("run `nox -s docs build` first (a built site and a wheel in dist/)")
+    session.install(str(wheels[-1]), "nbclient>=0.10", "ipykernel>=6", "nbformat>=5")
+    session.run("python", "-m", "ipykernel", "install", "--sys-prefix", "--name", "python3")
+    session.chdir(session.create_tmp())  # not the clone: `import hooks_tutorial` is the wheel
+    session.run(
+        "python",
+        str(ROOT / "tests" / "downloads" / "run_downloads.py"),
+        str(BUILD / "html"),
+        *session.posargs,
     )
 
 

@@ -4,11 +4,24 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import hooks_tutorial
 
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - the docs group installs tomli there
+    import tomli as tomllib
+
 HERE = Path(__file__).parent.resolve()
 sys.path.insert(0, str(HERE / "_ext"))
+
+# The repository's address: one setting, in pyproject.toml ([project.urls] Source);
+# the edit links, the notebooks' install cell and the install commands use it.
+PYPROJECT = tomllib.loads((HERE.parent / "pyproject.toml").read_text(encoding="utf-8"))
+REPOSITORY = PYPROJECT["project"]["urls"]["Source"]
+DISTRIBUTION = PYPROJECT["project"]["name"]
+GITHUB_USER, GITHUB_REPO = urlsplit(REPOSITORY).path.strip("/").split("/")[:2]
 
 project = "hooks-tutorial"
 author = "hooks-tutorial developers"
@@ -35,6 +48,7 @@ extensions = [
     "sphinxext.opengraph",
     "notfound.extension",
     "bilingual",  # docs/_ext/bilingual.py: switcher, site URLs, zh search fix, zh downloads
+    "notebooks",  # docs/_ext/notebooks.py: notebook prose as Markdown (pandoc)
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
@@ -51,8 +65,18 @@ templates_path = ["_templates"]
 nitpicky = False
 
 # -- MyST ---------------------------------------------------------------------
-myst_enable_extensions = ["colon_fence", "deflist", "dollarmath"]
+myst_enable_extensions = ["colon_fence", "deflist", "dollarmath", "substitution"]
 myst_heading_anchors = 3
+# install commands on the pages, built from the one repository setting
+myst_substitutions = {
+    "install_commands": (
+        "```console\n"
+        f"$ pip install {DISTRIBUTION}\n"
+        f'$ pip install "git+{REPOSITORY}"   # or: the development version\n'
+        "```"
+    ),
+    "repository_link": f"<{REPOSITORY}>",
+}
 
 # -- autodoc / numpydoc -------------------------------------------------------
 autodoc_typehints = "none"
@@ -103,6 +127,15 @@ sphinx_gallery_conf = {
     "reset_modules": ("matplotlib", "bilingual.reset_torch"),
     "plot_gallery": "True",
     "default_thumb_file": str(HERE / "_static" / "thumb.png"),
+    # every notebook starts with the install it needs, commented out: harmless
+    # where the library is installed (the code is the same in both languages)
+    "first_notebook_cell": (
+        "# This notebook needs the hooks_tutorial library (本笔记本需要 hooks_tutorial 库).\n"
+        "# If it is not installed, remove one leading '#' and run this cell once:\n"
+        f"# %pip install {DISTRIBUTION}\n"
+        f'# %pip install "git+{REPOSITORY}"'
+    ),
+    # "pypandoc": set per language by docs/_ext/notebooks.py
 }
 
 # -- HTML ---------------------------------------------------------------------
@@ -126,8 +159,8 @@ html_theme_options = {
 }
 html_context = {
     "default_mode": "auto",
-    "github_user": "hooks-tutorial",
-    "github_repo": "hooks-tutorial",
+    "github_user": GITHUB_USER,
+    "github_repo": GITHUB_REPO,
     "github_version": "main",
     "doc_path": "docs",
 }

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from babel.messages.pofile import read_po
+from notebooks import fix_heading_levels
 from sphinx.application import Sphinx
 from sphinx.errors import ExtensionError
 from sphinx.util import logging
@@ -64,6 +65,7 @@ PROSE_DIRECTIVES = {
     "error",
     "hint",
     "important",
+    "list-table",  # its cells are list items: "* - text" and "  - text"
     "note",
     "rubric",
     "seealso",
@@ -263,8 +265,11 @@ def translate_rst(
         # a paragraph, or a list item with its continuation lines
         bullet = BULLET.match(stripped)
         if bullet:
-            first = stripped[bullet.end() :]
-            marker = stripped[: bullet.end()]
+            end = bullet.end()
+            while (nested := BULLET.match(stripped[end:])) and nested.end() > 0:
+                end += nested.end()  # a list-table row: "* - first cell"
+            first = stripped[end:]
+            marker = stripped[:end]
             marker = marker if marker.endswith(" ") else marker + " "
             body_indent = ind + len(marker)
         else:
@@ -411,15 +416,30 @@ def _write_if_changed(path: Path, data: bytes) -> None:
     path.write_bytes(data)
 
 
-def _zip_bytes(members: list[tuple[str, bytes]]) -> bytes:
-    """A zip with fixed timestamps, so an unchanged build writes the same bytes."""
+def _zip_bytes(
+    members: list[tuple[str, bytes]], dates: dict[str, tuple[int, ...]] | None = None
+) -> bytes:
+    """A zip whose members carry ``dates`` (name -> date_time), like the English zips.
+
+    A member without a date gets 1980-01-01 (the zip epoch).
+    """
+    dates = dates or {}
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         for name, data in members:
-            info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+            stamp = dates.get(name, (1980, 1, 1, 0, 0, 0))
+            info = zipfile.ZipInfo(name, date_time=stamp[:6])  # type: ignore[arg-type]
             info.compress_type = zipfile.ZIP_DEFLATED
             archive.writestr(info, data)
     return buffer.getvalue()
+
+
+def _zip_dates(english: Path) -> dict[str, tuple[int, ...]]:
+    """Member name -> date_time in sphinx-gallery's zip (empty if there is none)."""
+    if not english.is_file():
+        return {}
+    with zipfile.ZipFile(english) as archive:
+        return {info.filename: info.date_time for info in archive.infolist()}
 
 
 def _untranslated(msgid: str) -> str | None:
@@ -452,12 +472,14 @@ def _notebook(unwrapped: str, gallery_conf: dict[str, Any], target_dir: Path) ->
             content = remove_ignore_blocks(raw)
             if gallery_conf.get("remove_config_comments"):
                 content = remove_config_comments(content)
-            if label == "text":
-                content = strip_escaped_spaces(content)
+            if label == "text" and not gallery_conf.get("pypandoc"):
+                content = strip_escaped_spaces(content)  # pandoc reads "\\ " itself
             cleaned.append(Block(label, content, lineno))
         if cleaned and cleaned[-1].content.isspace():
             cleaned = cleaned[:-1]
         notebook = jupyter_notebook(cleaned, gallery_conf, target_dir)
+        if gallery_conf.get("pypandoc"):
+            fix_heading_levels(notebook, unwrapped)  # as notebooks.py does for English
         out = Path(tmp) / "example.ipynb"
         save_notebook(notebook, out)
         return out.read_bytes()
@@ -497,7 +519,8 @@ def write_localized_downloads(app: Sphinx) -> None:
             members = [(script.name, result.wrapped.encode("utf-8"))]
             if script.with_suffix(".ipynb").is_file():
                 members.append((script.with_suffix(".ipynb").name, notebook))
-            _write_if_changed(target.with_suffix(".zip"), _zip_bytes(members))
+            dates = _zip_dates(script.with_suffix(".zip"))
+            _write_if_changed(target.with_suffix(".zip"), _zip_bytes(members, dates))
             rel = script.relative_to(gallery_dir).as_posix()
             translated[rel] = members[0][1]
             translated[rel[: -len(".py")] + ".ipynb"] = notebook
@@ -511,7 +534,8 @@ def write_localized_downloads(app: Sphinx) -> None:
                     members = [
                         (n, translated.get(n) or archive.read(n)) for n in archive.namelist()
                     ]
-                _write_if_changed(gallery_dir / local / english.name, _zip_bytes(members))
+                zipped = _zip_bytes(members, _zip_dates(english))
+                _write_if_changed(gallery_dir / local / english.name, zipped)
     logger.info(
         "localized downloads: %d examples, %d prose parts translated, %d left in English",
         count,

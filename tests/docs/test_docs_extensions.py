@@ -1,0 +1,173 @@
+"""Unit tests of the docs extensions in docs/_ext (run by ``nox -s docs``).
+
+Skipped where the docs dependencies are not installed (``nox -s tests``).
+"""
+
+from __future__ import annotations
+
+import io
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("sphinx_gallery")
+sys.path.insert(0, str(Path(__file__).parents[2] / "docs" / "_ext"))
+
+import localized_downloads as ld
+import notebooks
+
+TABLE = """\
+.. list-table::
+   :header-rows: 1
+
+   * - Dimension
+     - Callback
+   * - Essence
+     - An ordinary callable, handed to
+       other code.
+"""
+
+
+def test_list_table_cells_are_translated() -> None:
+    table = {
+        "Dimension": "维度",
+        "Callback": "回调函数",
+        "Essence": "本质",
+        "An ordinary callable, handed to other code.": "一个普通的可调用对象。",
+    }
+    stats = ld.Stats()
+    out = ld.translate_rst(TABLE, table.get, None, stats)
+    assert out.split("\n") == [
+        ".. list-table::",
+        "   :header-rows: 1",
+        "",
+        "   * - 维度",
+        "     - 回调函数",
+        "   * - 本质",
+        "     - 一个普通的可调用对象。",
+        "",
+    ]
+    assert stats.translated == 4
+    assert stats.missing == []
+
+
+def test_an_untranslated_cell_is_kept_as_it_was() -> None:
+    stats = ld.Stats()
+    assert ld.translate_rst(TABLE, {}.get, None, stats) == TABLE
+    assert len(stats.missing) == 4
+
+
+def test_translated_zips_carry_the_english_dates(tmp_path: Path) -> None:
+    english = tmp_path / "page.zip"
+    with zipfile.ZipFile(english, "w") as archive:
+        archive.writestr(zipfile.ZipInfo("page.py", (2026, 11, 30, 12, 34, 56)), b"x")
+    dates = ld._zip_dates(english)
+    data = ld._zip_bytes([("page.py", b"y"), ("other.py", b"z")], dates)
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        assert archive.getinfo("page.py").date_time == (2026, 11, 30, 12, 34, 56)
+        assert archive.getinfo("other.py").date_time == (1980, 1, 1, 0, 0, 0)
+    assert ld._zip_dates(tmp_path / "missing.zip") == {}
+
+
+def test_page_titles_come_from_docstrings_and_headings(tmp_path: Path) -> None:
+    chapter = tmp_path / "examples" / "01_x"
+    chapter.mkdir(parents=True)
+    (chapter / "plot_01_a.py").write_text(
+        '"""\nCallbacks: a title\n==================\n\nText."""\n'
+    )
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "notes.md").write_text("# Notes on the course\n\nText.\n")
+    titles = notebooks.page_titles(tmp_path / "docs", tmp_path / "examples")
+    assert titles["auto_examples/01_x/plot_01_a"] == "Callbacks: a title"
+    assert titles["notes"] == "Notes on the course"
+
+
+SAMPLE = """\
+See :doc:`/auto_examples/01_x/plot_01_a` and :doc:`this page </api>`,
+:obj:`~hooks_tutorial.GradCAM` and :func:`torch.nn.Module.register_forward_hook`.
+
+.. math::
+
+   L = \\sum_k \\alpha_k A^k
+
+.. dropdown:: Solution
+
+   The answer is **8**.
+
+.. note:: Keep the handle.
+"""
+
+
+def test_notebook_markdown_has_no_rest_left(tmp_path: Path) -> None:
+    pypandoc = pytest.importorskip("pypandoc")
+    meta = tmp_path / "meta.json"
+    meta.write_text(
+        '{"site": "https://example.org/en/", "api": "https://example.org/en/api.html",'
+        ' "titles": {"auto_examples/01_x/plot_01_a": "Callbacks"}}'
+    )
+    markdown = pypandoc.convert_text(
+        SAMPLE,
+        to="md",
+        format="rst",
+        extra_args=[
+            f"--to={notebooks.MARKDOWN}",
+            "--wrap=none",
+            f"--lua-filter={notebooks.FILTER}",
+            f"--metadata-file={meta}",
+        ],
+    )
+    assert "[Callbacks](https://example.org/en/auto_examples/01_x/plot_01_a.html)" in markdown
+    assert "[this page](https://example.org/en/api.html)" in markdown
+    assert "[`GradCAM`](https://example.org/en/api.html#hooks_tutorial.GradCAM)" in markdown
+    assert "`torch.nn.Module.register_forward_hook`" in markdown
+    assert "$$L = \\sum_k \\alpha_k A^k$$" in markdown
+    assert "<details><summary>Solution</summary>" in markdown
+    assert "</details>" in markdown
+    assert "> **Note**" in markdown
+    for rest in (":doc:", ":obj:", ".. ", "{.", ":::"):
+        assert rest not in markdown, rest
+
+
+SCRIPT = '''"""
+Page title
+==========
+
+Intro.
+"""
+
+# %%
+# First section
+# -------------
+#
+# Text.
+
+print(1)
+
+# %%
+# A subsection
+# ^^^^^^^^^^^^
+#
+# More.
+'''
+
+
+def test_title_levels_follow_the_adornments() -> None:
+    assert notebooks.title_levels(SCRIPT) == [1, 2, 3]
+
+
+def test_notebook_headings_get_the_script_levels() -> None:
+    notebook = {
+        "cells": [
+            {"cell_type": "markdown", "source": "# Page title\n\nIntro."},
+            {"cell_type": "markdown", "source": ["# First section\n", "\n", "Text."]},
+            {"cell_type": "code", "source": "# not a heading\nprint(1)"},
+            {"cell_type": "markdown", "source": "```\n# code\n```\n# A subsection\n\nMore."},
+        ]
+    }
+    assert notebooks.fix_heading_levels(notebook, SCRIPT)
+    assert notebook["cells"][1]["source"][0] == "## First section\n"
+    assert notebook["cells"][2]["source"].startswith("# not a heading")
+    assert notebook["cells"][3]["source"] == "```\n# code\n```\n### A subsection\n\nMore."
+    assert not notebooks.fix_heading_levels({"cells": []}, SCRIPT)  # nothing to match
