@@ -439,7 +439,7 @@ def pretrained(
             _log.info("loaded %s from %s", name, path)
             return model
 
-    _log.info("training %s (first use; cached in %s)", name, folder)
+    _log.info("training %s (cached in %s)", name, folder)
     model, metrics = _train(config)
     _log.info("trained %s: %s", name, metrics)
     payload = {
