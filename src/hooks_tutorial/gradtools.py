@@ -109,8 +109,11 @@ def scale_gradients(
         A model (all its parameters that require grad), one tensor, or
         parameters such as ``model.fc.parameters()``.
     factor : float
-        The multiplier; ``0`` freezes the parameters for this pass (their
-        ``.grad`` stays as it was), a value in ``(0, 1)`` slows them down.
+        The multiplier; ``0`` adds nothing to the parameters' ``.grad`` in
+        this pass, a value in ``(0, 1)`` shrinks what is added. A zero
+        gradient does not freeze a layer: optimizers with momentum, weight
+        decay or Adam's running averages still move it. To freeze it, use
+        ``p.requires_grad_(False)`` or leave it out of the optimizer.
     layers : torch.nn.Module, str, or list of them, optional
         With a model as ``target``, only the parameters of these layers.
 
