@@ -110,6 +110,12 @@ except ht.AnomalyError as error:
 print("hooks left on the model:", ht.count_hooks(model).total)
 
 # %%
+# PyTorch's own ``torch.autograd.detect_anomaly()`` looks one level lower:
+# it checks every node of the backward graph and names the operation whose
+# backward returned NaN, with the line of the forward pass that created it.
+# :doc:`/auto_examples/06_pytorch_uses_hooks/plot_32_autograd_graph_hooks`
+# shows it at work.
+#
 # Dead ReLUs
 # ----------
 #
