@@ -109,7 +109,8 @@ sphinx_gallery_conf = {
     "examples_dirs": ["../examples"],
     "gallery_dirs": ["auto_examples"],
     "filename_pattern": r"/plot_",
-    "ignore_pattern": r"(__init__|_helpers)\.py",
+    # helper modules next to the pages (e.g. _ddp_worker.py) are not pages
+    "ignore_pattern": r"^_\w*\.py$",  # matched against the file name
     "within_subsection_order": "FileNameSortKey",
     "download_all_examples": True,
     "remove_config_comments": True,

@@ -174,6 +174,10 @@ except ht.AnomalyError as error:
     print(f"AnomalyError: {error}")
 
 # %%
+# Anomaly mode is built on the backward graph's own nodes:
+# :doc:`/auto_examples/06_pytorch_uses_hooks/plot_32_autograd_graph_hooks`
+# shows those nodes, their hooks, and the same hunt done with them.
+#
 # Dead ReLUs
 # ----------
 #

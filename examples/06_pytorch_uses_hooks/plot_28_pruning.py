@@ -1,0 +1,245 @@
+"""
+Pruning is a forward pre-hook
+=============================
+
+``torch.nn.utils.prune`` sets a fraction of a layer's weights to zero and keeps
+them at zero during training. It does this with a hook you already know: a
+forward pre-hook that rebuilds the weight from the original values and a mask
+before every forward pass. Seeing it from the inside explains the odd
+attribute names that pruning leaves on a model, why a pruned weight can be out
+of date between two calls, and why PyTorch now also offers parametrizations,
+which do the same job without any hook.
+
+**What you will learn**
+
+- which hook ``prune.l1_unstructured`` registers, and how to find it with
+  :obj:`hooks_tutorial.count_hooks`;
+- how ``weight = weight_orig * weight_mask`` is recomputed before each
+  forward pass, and what that means for the gradients;
+- how ``prune.remove`` makes the pruning permanent and removes the hook;
+- how ``torch.nn.utils.parametrize`` does the same without a hook.
+
+**Prerequisites**: :doc:`/auto_examples/02_module_hooks/plot_06_forward_pre_hooks`
+and :doc:`/auto_examples/02_module_hooks/plot_08_handles_and_leaks`.
+"""
+
+# %%
+# Prune a layer and count its hooks
+# ---------------------------------
+#
+# A small linear layer, before and after pruning half of its weights (those
+# with the smallest absolute value). :obj:`hooks_tutorial.count_hooks` lists
+# the hooks on every module.
+
+import torch
+from torch import nn
+from torch.nn.utils import parametrize, prune
+
+import hooks_tutorial as ht
+
+print("torch", torch.__version__)
+torch.manual_seed(0)
+layer = nn.Linear(4, 3)
+print("before pruning:", ht.count_hooks(layer))
+prune.l1_unstructured(layer, "weight", amount=0.5)
+print("after pruning:")
+print(ht.count_hooks(layer))
+
+# %%
+# Pruning added one forward pre-hook. In plain PyTorch, the hook sits in the
+# module's ``_forward_pre_hooks`` dictionary (a private attribute, fine for a
+# look): it is the pruning method object itself, which is callable with the
+# ``(module, args)`` signature of every forward pre-hook.
+
+for hook_id, hook in layer._forward_pre_hooks.items():
+    print(f"hook {hook_id}: {type(hook).__name__}")
+print("is a BasePruningMethod:", isinstance(hook, prune.BasePruningMethod))
+
+# %%
+# Where the weight went
+# ---------------------
+#
+# The parameter ``weight`` is gone. Pruning renamed it ``weight_orig`` (still
+# a parameter, still trained) and added a buffer ``weight_mask`` of zeros and
+# ones. ``weight`` is now a plain attribute: a tensor computed from the two.
+
+print("parameters:", [name for name, _ in layer.named_parameters()])
+print("buffers:   ", [name for name, _ in layer.named_buffers()])
+print("weight is a Parameter:", isinstance(layer.weight, nn.Parameter))
+print("weight's grad_fn:", type(layer.weight.grad_fn).__name__)
+print("mask:")
+print(layer.weight_mask)
+print("zeros in weight:", int((layer.weight == 0).sum()), "of", layer.weight.numel())
+
+# %%
+# The pre-hook recomputes ``weight`` before each forward
+# ------------------------------------------------------
+#
+# The hook runs only when the layer is called. So if we change
+# ``weight_orig`` directly (as an optimizer step does), ``weight`` is out of
+# date until the next forward pass brings it back in line.
+
+
+def in_sync():
+    return torch.equal(layer.weight, layer.weight_orig * layer.weight_mask)
+
+
+print("in sync after pruning:", in_sync())
+with torch.no_grad():
+    layer.weight_orig.add_(1.0)  # what an optimizer step does
+print("in sync after changing weight_orig:", in_sync())
+layer(torch.randn(2, 4))  # the pre-hook fires here
+print("in sync after a forward pass:", in_sync())
+
+# %%
+# Because ``weight`` is computed as ``weight_orig * weight_mask`` inside the
+# graph, the gradient that reaches ``weight_orig`` is zero wherever the mask
+# is zero: pruned weights receive no update, and stay pruned.
+
+layer(torch.randn(8, 4)).sum().backward()
+pruned = layer.weight_mask == 0
+print("gradient zero at all pruned positions:", bool((layer.weight_orig.grad[pruned] == 0).all()))
+print("all nonzero elsewhere:", bool((layer.weight_orig.grad[~pruned] != 0).all()))
+
+# %%
+# The same idea in plain PyTorch
+# ------------------------------
+#
+# Take away the bookkeeping and pruning is a few lines: keep the original
+# weights as a parameter, register a mask, and multiply them in a forward
+# pre-hook. This layer behaves like the pruned one above.
+
+my_layer = nn.Linear(4, 3)
+my_layer.weight_orig = nn.Parameter(my_layer.weight.detach().clone())
+del my_layer.weight  # remove the old parameter
+my_layer.register_buffer("weight_mask", (my_layer.weight_orig.abs() > 0.2).float())
+
+
+def apply_mask(module, args):
+    module.weight = module.weight_orig * module.weight_mask
+
+
+handle = my_layer.register_forward_pre_hook(apply_mask)
+apply_mask(my_layer, ())  # so that weight exists before the first call
+print(ht.count_hooks(my_layer))
+same = torch.equal(my_layer.weight, my_layer.weight_orig * my_layer.weight_mask)
+print("weight equals weight_orig * weight_mask:", same)
+
+# %%
+# Make it permanent: ``prune.remove``
+# -----------------------------------
+#
+# Once training is over, ``prune.remove`` writes the current masked values
+# into a normal ``weight`` parameter and deletes ``weight_orig``,
+# ``weight_mask`` and the hook. The zeros stay; the machinery goes.
+
+prune.remove(layer, "weight")
+print("hooks after prune.remove:", ht.count_hooks(layer))
+print("parameters:", [name for name, _ in layer.named_parameters()])
+print("buffers:   ", [name for name, _ in layer.named_buffers()])
+print("zeros in weight:", int((layer.weight == 0).sum()), "of", layer.weight.numel())
+
+# %%
+# The modern alternative: parametrizations
+# ----------------------------------------
+#
+# ``torch.nn.utils.parametrize.register_parametrization`` attaches a small
+# module that computes ``weight`` from an ``original`` tensor. It uses no
+# hook: it swaps the layer's class for a subclass in which ``weight`` is a
+# property, computed each time it is read. So it is never out of date, even
+# outside a forward pass.
+
+
+class Mask(nn.Module):
+    def __init__(self, mask):
+        super().__init__()
+        self.register_buffer("mask", mask)
+
+    def forward(self, weight):
+        return weight * self.mask
+
+
+torch.manual_seed(0)
+param_layer = nn.Linear(4, 3)
+mask = (param_layer.weight.abs() >= param_layer.weight.abs().median()).float()
+parametrize.register_parametrization(param_layer, "weight", Mask(mask))
+print("hooks:", ht.count_hooks(param_layer))
+print("class:", type(param_layer).__name__)
+print("parameters:", [name for name, _ in param_layer.named_parameters()])
+
+original = param_layer.parametrizations.weight.original
+with torch.no_grad():
+    original.add_(1.0)  # no forward pass after this
+print("in sync without a forward pass:", torch.equal(param_layer.weight, original * mask))
+
+# %%
+# Since the weight is recomputed on every read, a layer that reads it often
+# pays for it each time; ``with parametrize.cached():`` computes it once per
+# block. ``parametrize.remove_parametrizations(layer, "weight")`` is the
+# counterpart of ``prune.remove``.
+
+parametrize.remove_parametrizations(param_layer, "weight")
+print("class after removal:", type(param_layer).__name__)
+print("parameters:", [name for name, _ in param_layer.named_parameters()])
+
+# %%
+# Summary
+# -------
+#
+# - ``prune.l1_unstructured`` registers one forward pre-hook, the pruning
+#   method object, which sets ``weight = weight_orig * weight_mask`` before
+#   every forward pass.
+# - ``weight_orig`` is the trained parameter and ``weight_mask`` a buffer;
+#   ``weight`` is a plain tensor, out of date between an optimizer step and
+#   the next forward pass.
+# - Pruned positions get a zero gradient, so they stay pruned.
+# - ``prune.remove`` keeps the zeros and removes the hook, the mask and
+#   ``weight_orig``.
+# - ``parametrize`` reaches the same result without a hook: ``weight`` becomes
+#   a property of a generated subclass, computed on every read.
+#
+# Exercises
+# ---------
+#
+# 1. Prune the same layer twice with ``prune.l1_unstructured(layer, "weight",
+#    amount=0.5)``. How many hooks does ``count_hooks`` report, and what
+#    fraction of the weights is zero?
+# 2. Prune the weights of both linear layers of
+#    ``nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))`` together with
+#    ``prune.global_unstructured``. How many hooks are registered, and on which
+#    modules?
+# 3. Remove ``my_layer``'s hook with ``handle.remove()``, change
+#    ``my_layer.weight_orig`` and call the layer. Does the output still use
+#    the mask?
+#
+# .. dropdown:: Solutions
+#
+#    .. code-block:: python
+#
+#       # 1. one hook: the second call wraps both methods in a PruningContainer;
+#       #    0.5 of the remaining half is pruned, so 75% of the weights are zero
+#       layer = nn.Linear(4, 3)
+#       prune.l1_unstructured(layer, "weight", amount=0.5)
+#       prune.l1_unstructured(layer, "weight", amount=0.5)
+#       print(ht.count_hooks(layer).total)  # 1
+#       print(list(layer._forward_pre_hooks.values()))  # [PruningContainer]
+#       print((layer.weight == 0).float().mean())  # tensor(0.7500)
+#
+#       # 2. one forward pre-hook per pruned parameter: one on module "0",
+#       #    one on module "2"
+#       model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+#       prune.global_unstructured(
+#           [(model[0], "weight"), (model[2], "weight")],
+#           pruning_method=prune.L1Unstructured,
+#           amount=0.3,
+#       )
+#       print(ht.count_hooks(model))
+#
+#       # 3. no: without the hook, nothing recomputes weight, so the layer
+#       #    keeps using the last masked weight (and ignores weight_orig)
+#       handle.remove()
+#       with torch.no_grad():
+#           my_layer.weight_orig.add_(1.0)
+#       x = torch.randn(1, 4)
+#       print(torch.allclose(my_layer(x), x @ my_layer.weight.T + my_layer.bias))  # True
+#       print(torch.equal(my_layer.weight, my_layer.weight_orig * my_layer.weight_mask))  # False

@@ -1,0 +1,368 @@
+"""
+Checkpointing and offloading: forward hooks that fire twice
+===========================================================
+
+Activation checkpointing trades compute for memory: instead of keeping every
+intermediate activation until the backward pass, it keeps only the input of a
+block and runs the block's forward pass again when the backward pass needs
+the activations. Your forward hooks run again too, and so do their side
+effects. This page counts those calls, measures the memory that
+checkpointing saves, and shows the saved-tensor hooks it is built on, which
+also let you offload saved tensors somewhere else.
+
+**What you will learn**
+
+- how ``torch.utils.checkpoint.checkpoint`` re-runs a block's forward pass
+  during the backward pass, and that forward hooks fire twice;
+- how to write hooks whose side effects survive the second call;
+- why ``use_reentrant=False`` is the mode to choose, and what goes wrong
+  with a hook under ``use_reentrant=True``;
+- how many bytes checkpointing keeps for the backward pass, counted with a
+  saved-tensor hook;
+- how saved-tensor hooks offload saved tensors (``save_on_cpu``, or a file).
+
+**Prerequisites**: :doc:`/auto_examples/02_module_hooks/plot_05_forward_hooks`
+and :doc:`/auto_examples/03_tensor_hooks/plot_12_saved_tensor_hooks`.
+"""
+
+# %%
+# A model of four blocks
+# ----------------------
+#
+# Each block is ``Linear -> ReLU -> Linear``. A forward hook on every linear
+# layer counts its calls. First a normal training step, without
+# checkpointing.
+
+from collections import Counter
+
+import matplotlib.pyplot as plt
+import torch
+from torch import nn
+from torch.utils.checkpoint import checkpoint
+
+print("torch", torch.__version__)
+torch.manual_seed(0)
+
+
+class Net(nn.Module):
+    def __init__(self, use_checkpoint):
+        super().__init__()
+        self.use_checkpoint = use_checkpoint
+        self.blocks = nn.ModuleList(
+            nn.Sequential(nn.Linear(128, 512), nn.ReLU(), nn.Linear(512, 128)) for _ in range(4)
+        )
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = checkpoint(block, x, use_reentrant=False) if self.use_checkpoint else block(x)
+        return x.sum()
+
+
+model = Net(use_checkpoint=False)
+inputs = torch.randn(64, 128)
+calls = Counter()
+
+
+def count_call(module, args, output):
+    calls[module.name] += 1
+
+
+handles = []
+for name, module in model.named_modules():
+    if isinstance(module, nn.Linear):
+        module.name = name
+        handles.append(module.register_forward_hook(count_call))
+
+loss = model(inputs)
+print("hook calls after forward: ", sum(calls.values()))
+loss.backward()
+print("hook calls after backward:", sum(calls.values()))
+
+# %%
+# Eight linear layers, eight calls, and the backward pass adds none. Now the
+# same model with every block checkpointed.
+
+model.use_checkpoint = True
+calls.clear()
+loss = model(inputs)
+print("hook calls after forward: ", sum(calls.values()))
+loss.backward()
+print("hook calls after backward:", sum(calls.values()))
+early_stop_calls = dict(calls)
+
+# %%
+# During the backward pass, each checkpointed block ran its forward pass
+# again, and its forward hooks fired again. But not all of them: the
+# recomputation stops as soon as it has rebuilt every tensor the backward
+# pass needs ("early stop"). The second linear layer of a block only needs
+# its input, the ReLU's output, which is rebuilt before that layer runs.
+# ``set_checkpoint_early_stop(False)`` turns this off, and then every layer
+# runs twice.
+
+from torch.utils.checkpoint import set_checkpoint_early_stop
+
+calls.clear()
+with set_checkpoint_early_stop(False):
+    model(inputs).backward()
+print(f"{'layer':10} {'calls (default)':>15} {'calls (no early stop)':>22}")
+for name, count in early_stop_calls.items():
+    print(f"{name:10} {count:>15} {calls[name]:>22}")
+
+# %%
+# A hook that counts batches now counts some of them twice.
+#
+# Side effects happen twice
+# -------------------------
+#
+# A hook on the first linear layer that *appends* each activation to a list
+# collects two per training step. The recomputed activation has the same values (the ops are deterministic), so
+# a hook that *stores under a key*, overwriting, is unaffected. Write
+# checkpoint-safe hooks that way: idempotent.
+
+appended = []
+stored = {}
+
+
+def append_activation(module, args, output):
+    appended.append(output.detach())
+
+
+def store_activation(module, args, output):
+    stored[module.name] = output.detach()
+
+
+first_layer = model.blocks[0][0]
+with (
+    first_layer.register_forward_hook(append_activation),
+    first_layer.register_forward_hook(store_activation),
+):
+    model(inputs).backward()
+print("activations appended:", len(appended))
+print("activations stored:  ", len(stored))
+print("recomputed equals original:", torch.equal(appended[0], appended[1]))
+
+# %%
+# ``use_reentrant``: pass it explicitly
+# -------------------------------------
+#
+# ``checkpoint`` has two implementations. The older one
+# (``use_reentrant=True``) runs the first forward pass under
+# ``torch.no_grad()``, so a hook cannot attach a tensor hook to the output:
+# the output does not require a gradient. The newer one
+# (``use_reentrant=False``) records the graph normally and is the one PyTorch
+# recommends. Calling ``checkpoint`` without the argument gives a warning.
+
+
+def tensor_hook_on_output(module, args, output):
+    output.register_hook(lambda grad: None)
+
+
+block_input = inputs.clone().requires_grad_()
+for reentrant in (True, False):
+    with first_layer.register_forward_hook(tensor_hook_on_output):
+        try:
+            checkpoint(model.blocks[0], block_input, use_reentrant=reentrant).sum().backward()
+            print(f"use_reentrant={reentrant}: works")
+        except RuntimeError as error:
+            print(f"use_reentrant={reentrant}: RuntimeError: {error}")
+
+# %%
+# How much memory does checkpointing save?
+# ----------------------------------------
+#
+# Autograd keeps the tensors it saved for the backward pass until that pass
+# runs. A saved-tensor hook sees each one as it is saved, so we can add up
+# their bytes, as on :doc:`/auto_examples/03_tensor_hooks/plot_12_saved_tensor_hooks`:
+# distinct storages, parameters excluded (they stay in memory anyway). This
+# count is exact and the same on every run, unlike a reading of the process's
+# memory.
+
+
+def bytes_saved_for_backward(net):
+    parameters = {p.untyped_storage().data_ptr() for p in net.parameters()}
+    sizes = {}
+
+    def pack(tensor):
+        storage = tensor.untyped_storage()
+        if storage.data_ptr() not in parameters:
+            sizes[storage.data_ptr()] = storage.nbytes()
+        return tensor
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
+        loss = net(inputs)
+    loss.backward()
+    return sum(sizes.values()), len(sizes)
+
+
+for hook in handles:
+    hook.remove()
+saved = {}
+for use_checkpoint in (False, True):
+    model.use_checkpoint = use_checkpoint
+    saved[use_checkpoint] = bytes_saved_for_backward(model)
+    label = "with checkpoint:   " if use_checkpoint else "without checkpoint:"
+    print(f"{label} {saved[use_checkpoint][0]:>7} bytes in {saved[use_checkpoint][1]} tensors")
+print(f"ratio: {saved[True][0] / saved[False][0]:.3f}")
+
+# %%
+# Without checkpointing, each block keeps its input and its hidden
+# activation (four times wider). With it, only the input of each block is
+# kept: one 64×128 float32 tensor per block.
+#
+# Saved-tensor hooks underneath
+# -----------------------------
+#
+# Inside a checkpointed block our pack hook was not called for the hidden
+# activations at all. ``checkpoint(use_reentrant=False)`` installs its own
+# saved-tensor hooks around the block (the innermost hooks win): its pack
+# hook stores a small placeholder instead of the tensor, and its unpack hook
+# re-runs the forward pass to get the tensor back. The class it uses is a
+# private one, fine for a look:
+
+import torch.utils.checkpoint as checkpoint_module
+
+print(
+    "checkpoint's hooks are saved_tensors_hooks:",
+    issubclass(checkpoint_module._checkpoint_hook, torch.autograd.graph.saved_tensors_hooks),
+)
+
+# %%
+# Offloading: keep saved tensors elsewhere
+# ----------------------------------------
+#
+# The other way to save memory is to keep the saved tensors, but not in the
+# scarce memory. ``torch.autograd.graph.save_on_cpu()`` is a pair of
+# saved-tensor hooks that copy each saved tensor from the GPU to CPU memory
+# and back. On this CPU-only machine it would move nothing, so here is the
+# same idea with a temporary file: the pack hook writes the tensor to disk
+# and returns the file name, the unpack hook reads it back.
+
+import tempfile
+from pathlib import Path
+
+
+def gradients(net, hooks):
+    net.zero_grad()
+    with hooks:
+        loss = net(inputs)
+    loss.backward()
+    return [p.grad.clone() for p in net.parameters()]
+
+
+model.use_checkpoint = False
+with tempfile.TemporaryDirectory() as folder:
+    files = []
+
+    def pack_to_disk(tensor):
+        path = Path(folder) / f"saved_{len(files)}.pt"
+        torch.save(tensor, path)
+        files.append(path)
+        return path
+
+    def unpack_from_disk(path):
+        return torch.load(path, weights_only=True)
+
+    on_disk = gradients(
+        model, torch.autograd.graph.saved_tensors_hooks(pack_to_disk, unpack_from_disk)
+    )
+    print("tensors written to disk:", len(files))
+reference = gradients(model, torch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t))
+print(
+    "gradients identical:", all(torch.equal(a, b) for a, b in zip(reference, on_disk, strict=True))
+)
+print(
+    "save_on_cpu is a saved_tensors_hooks:",
+    issubclass(torch.autograd.graph.save_on_cpu, torch.autograd.graph.saved_tensors_hooks),
+)
+
+# %%
+# Writing every saved tensor, parameter views included, is slow: a real
+# offloading hook skips parameters and small tensors, and copies in the
+# background. The principle stays the same two functions.
+#
+# The trade-off in one figure: checkpointing keeps fewer bytes for the
+# backward pass, and pays with a second forward call for most layers.
+
+fig, (ax_memory, ax_calls) = plt.subplots(1, 2, figsize=(9, 3.6))
+labels = ["no checkpoint", "checkpoint"]
+ax_memory.bar(labels, [saved[False][0] / 1024, saved[True][0] / 1024], color=["#3b528b", "#5ec962"])
+ax_memory.set_ylabel("KiB kept for backward")
+ax_memory.set_title("Memory kept for the backward pass")
+layer_names = list(early_stop_calls)
+positions = range(len(layer_names))
+ax_calls.bar([p - 0.2 for p in positions], [1] * len(layer_names), 0.4, color="#3b528b")
+ax_calls.bar([p + 0.2 for p in positions], list(early_stop_calls.values()), 0.4, color="#5ec962")
+ax_calls.set_xticks(list(positions), layer_names, rotation=45)
+ax_calls.set_ylabel("forward hook calls")
+ax_calls.set_yticks([0, 1, 2])
+ax_calls.set_ylim(0, 2.8)
+ax_calls.legend(labels, loc="upper left", ncols=2)
+ax_calls.set_title("Forward hook calls per training step")
+fig.tight_layout()
+plt.show()
+
+# %%
+# Summary
+# -------
+#
+# - ``checkpoint`` keeps only a block's input and re-runs its forward pass
+#   during the backward pass, so forward hooks in the block fire twice (up to
+#   the last layer whose saved tensors are needed, with the default early
+#   stop).
+# - Hooks with side effects must tolerate that: store by key, do not append
+#   or count.
+# - Pass ``use_reentrant=False``: the older mode runs the first forward pass
+#   without gradients, and a hook that registers a tensor hook fails there.
+# - Counted with a saved-tensor hook, checkpointing kept a fraction of the
+#   bytes that the plain model saves for the backward pass.
+# - Checkpointing is built on saved-tensor hooks, and so is offloading:
+#   ``save_on_cpu`` moves saved tensors to CPU memory, and a pack hook can
+#   just as well write them to disk.
+#
+# Exercises
+# ---------
+#
+# 1. Call ``checkpoint(model.blocks[0], inputs, use_reentrant=False)`` inside
+#    ``torch.no_grad()`` and count the forward hook calls. Does the block run
+#    once or twice?
+# 2. Checkpoint only every second block. How many bytes are kept for the
+#    backward pass now, compared with the two runs above?
+# 3. Use ``torch.utils.checkpoint.checkpoint_sequential`` on
+#    ``nn.Sequential(*model.blocks)`` with 2 segments, and count the forward
+#    calls of every linear layer in one training step. Which layers fire
+#    twice?
+#
+# .. dropdown:: Solutions
+#
+#    .. code-block:: python
+#
+#       # 1. once: without gradients there is no backward pass to recompute for
+#       calls.clear()
+#       with torch.no_grad(), model.blocks[0][0].register_forward_hook(count_call):
+#           checkpoint(model.blocks[0], inputs, use_reentrant=False)
+#       print(sum(calls.values()))  # 1
+#
+#       # 2. between the two: two blocks keep everything, two keep only
+#       #    their input: 393216 bytes, against 655360 and 131072
+#       class HalfCheckpointed(Net):
+#           def forward(self, x):
+#               for i, block in enumerate(self.blocks):
+#                   x = checkpoint(block, x, use_reentrant=False) if i % 2 else block(x)
+#               return x.sum()
+#
+#       half = HalfCheckpointed(use_checkpoint=True)
+#       print(bytes_saved_for_backward(half))
+#
+#       # 3. blocks.0.0, blocks.0.2 and blocks.1.0: the last segment (blocks 2
+#       #    and 3) is not checkpointed, and in the first segment the early stop
+#       #    spares the last layer, blocks.1.2
+#       from torch.utils.checkpoint import checkpoint_sequential
+#
+#       sequential = nn.Sequential(*model.blocks)
+#       calls.clear()
+#       hooks = [layer.register_forward_hook(count_call)
+#                for block in sequential for layer in block if isinstance(layer, nn.Linear)]
+#       checkpoint_sequential(sequential, 2, inputs, use_reentrant=False).sum().backward()
+#       print(calls)
+#       for hook in hooks:
+#           hook.remove()

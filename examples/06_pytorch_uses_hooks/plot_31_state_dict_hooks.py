@@ -1,0 +1,291 @@
+"""
+State-dict hooks: load an old checkpoint into a renamed model
+=============================================================
+
+A checkpoint is a dictionary from parameter names to tensors. Rename a layer
+in your code and every checkpoint saved before the rename stops loading.
+Hooks on ``state_dict()`` and ``load_state_dict()`` fix this at the door:
+a load pre-hook rewrites the old names, and a state-dict post-hook stamps
+new checkpoints with a format version so that the two kinds can be told
+apart. Optimizers have the same four hooks, for their own state.
+
+**What you will learn**
+
+- why ``load_state_dict`` rejects a checkpoint after a layer was renamed;
+- how ``register_load_state_dict_pre_hook`` renames keys before loading;
+- how ``register_state_dict_post_hook`` adds metadata, and why it must
+  return ``None``;
+- how the optimizer's state-dict hooks fire when saving and loading.
+
+**Prerequisites**: :doc:`/auto_examples/02_module_hooks/plot_08_handles_and_leaks`.
+"""
+
+# %%
+# A checkpoint from before the rename
+# -----------------------------------
+#
+# The first version of a model called its layers ``features`` and ``head``.
+# A later version renamed them ``encoder`` and ``classifier``; the maths is
+# the same. The old checkpoint no longer loads.
+
+import io
+
+import torch
+from torch import nn
+
+import hooks_tutorial as ht
+
+print("torch", torch.__version__)
+
+
+class OldNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.features = nn.Linear(4, 8)
+        self.head = nn.Linear(8, 2)
+
+    def forward(self, x):
+        return self.head(torch.relu(self.features(x)))
+
+
+class NewNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder = nn.Linear(4, 8)
+        self.classifier = nn.Linear(8, 2)
+
+    def forward(self, x):
+        return self.classifier(torch.relu(self.encoder(x)))
+
+
+torch.manual_seed(0)
+old_model = OldNet()
+checkpoint = old_model.state_dict()
+print("keys in the old checkpoint:", list(checkpoint))
+
+new_model = NewNet()
+try:
+    new_model.load_state_dict(checkpoint)
+except RuntimeError as error:
+    print(type(error).__name__ + ":", error)
+
+# %%
+# A load pre-hook renames the keys
+# --------------------------------
+#
+# ``module.register_load_state_dict_pre_hook(hook)`` calls ``hook`` before the
+# module copies any tensor. The hook receives the state dict and the
+# module's ``prefix`` (empty for the top module) and may edit the dict in
+# place: here it moves every old name to the new one.
+
+RENAMES = {"features.": "encoder.", "head.": "classifier."}
+
+
+def rename_old_keys(
+    module, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
+):
+    for key in list(state_dict):
+        for old, new in RENAMES.items():
+            if key.startswith(prefix + old):
+                state_dict[prefix + new + key.removeprefix(prefix + old)] = state_dict.pop(key)
+
+
+handle = new_model.register_load_state_dict_pre_hook(rename_old_keys)
+print(new_model.load_state_dict(checkpoint))
+x = torch.randn(3, 4)
+print("same outputs as the old model:", torch.equal(new_model(x), old_model(x)))
+print("keys in the old checkpoint now:", list(checkpoint))
+
+# %%
+# ``load_state_dict`` hands the hook a shallow copy of the checkpoint, so the
+# renaming does not touch the caller's dictionary. Note also what
+# :obj:`hooks_tutorial.count_hooks` reports: it counts forward and backward
+# hooks only. State-dict hooks live in their own dictionaries, such as
+# ``_load_state_dict_pre_hooks``, and are removed with their handle as usual.
+
+print("count_hooks:", ht.count_hooks(new_model))
+print("load pre-hooks on the model:", len(new_model._load_state_dict_pre_hooks))
+
+# %%
+# Stamp new checkpoints with a version
+# ------------------------------------
+#
+# The hook above renames blindly. Better: mark new checkpoints so the hook
+# knows which format it is reading. ``register_state_dict_post_hook(hook)``
+# runs after ``state_dict()`` has collected the tensors, with the same
+# ``local_metadata`` dictionary that PyTorch saves next to them (in the state
+# dict's ``_metadata`` attribute, which ``torch.save`` keeps). In PyTorch 2.x
+# the post-hook must edit in place and return ``None``; returning the dict is
+# an error.
+
+
+def add_format_version(module, state_dict, prefix, local_metadata):
+    local_metadata["format_version"] = 2
+
+
+def return_the_dict(module, state_dict, prefix, local_metadata):
+    return state_dict
+
+
+with new_model.register_state_dict_post_hook(return_the_dict):
+    try:
+        new_model.state_dict()
+    except RuntimeError as error:
+        print("RuntimeError:", error)
+
+new_model.register_state_dict_post_hook(add_format_version)
+buffer = io.BytesIO()
+torch.save(new_model.state_dict(), buffer)
+buffer.seek(0)
+new_checkpoint = torch.load(buffer, weights_only=True)
+print("metadata of the top module after torch.load:", new_checkpoint._metadata[""])
+
+# %%
+# Now the load pre-hook renames only checkpoints without a version. It reads
+# the version from ``local_metadata``, the metadata of the module it is
+# registered on.
+
+
+def upgrade_old_checkpoints(
+    module, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
+):
+    version = local_metadata.get("format_version", 1)
+    print(f"  loading a checkpoint of format {version}")
+    if version < 2:
+        rename_old_keys(
+            module,
+            state_dict,
+            prefix,
+            local_metadata,
+            strict,
+            missing_keys,
+            unexpected_keys,
+            error_msgs,
+        )
+
+
+handle.remove()
+new_model.register_load_state_dict_pre_hook(upgrade_old_checkpoints)
+print("old checkpoint:", new_model.load_state_dict(checkpoint))
+print("new checkpoint:", new_model.load_state_dict(new_checkpoint))
+
+# %%
+# This is how PyTorch upgrades its own modules: ``BatchNorm`` stores a
+# ``version`` in the same metadata and adds ``num_batches_tracked`` when it
+# loads a checkpoint written before that buffer existed.
+#
+# The optimizer's state-dict hooks
+# --------------------------------
+#
+# An optimizer's state (momentum buffers, step counts) is saved with
+# ``optimizer.state_dict()`` too, and it has four hooks of its own:
+#
+# - ``register_state_dict_pre_hook(hook(optimizer))``, before saving;
+# - ``register_state_dict_post_hook(hook(optimizer, state_dict))``, after
+#   saving; it may return a new state dict;
+# - ``register_load_state_dict_pre_hook(hook(optimizer, state_dict))``,
+#   before loading; it may return a new state dict;
+# - ``register_load_state_dict_post_hook(hook(optimizer))``, after loading.
+#
+# A common use: resume training from a checkpoint with a new learning rate.
+# The save post-hook records the learning rate, the load pre-hook replaces it
+# before the optimizer reads it.
+
+optimizer = torch.optim.SGD(new_model.parameters(), lr=0.1, momentum=0.9)
+new_model(x).sum().backward()
+optimizer.step()
+
+
+def before_saving(optimizer):
+    print("  state_dict pre-hook")
+
+
+def after_saving(optimizer, state_dict):
+    print("  state_dict post-hook: learning rate", state_dict["param_groups"][0]["lr"])
+
+
+def new_learning_rate(optimizer, state_dict):
+    print("  load pre-hook: learning rate 0.1 -> 0.01")
+    state_dict = {**state_dict, "param_groups": [dict(g) for g in state_dict["param_groups"]]}
+    for group in state_dict["param_groups"]:
+        group["lr"] = 0.01
+    return state_dict
+
+
+def after_loading(optimizer):
+    print("  load post-hook: momentum buffers restored:", len(optimizer.state))
+
+
+optimizer.register_state_dict_pre_hook(before_saving)
+optimizer.register_state_dict_post_hook(after_saving)
+optimizer.register_load_state_dict_pre_hook(new_learning_rate)
+optimizer.register_load_state_dict_post_hook(after_loading)
+
+print("saving:")
+optimizer_state = optimizer.state_dict()
+print("loading:")
+optimizer.load_state_dict(optimizer_state)
+print("learning rate after loading:", optimizer.param_groups[0]["lr"])
+print("saved learning rate unchanged:", optimizer_state["param_groups"][0]["lr"])
+
+# %%
+# Summary
+# -------
+#
+# - ``load_state_dict`` matches tensors by name, so a renamed layer breaks
+#   old checkpoints (missing and unexpected keys).
+# - A load pre-hook receives the state dict before anything is copied and
+#   can rename keys in place; it works on a copy of the caller's dict.
+# - A state-dict post-hook runs after ``state_dict()``; it must return
+#   ``None``. Its ``local_metadata`` travels with the checkpoint, which makes
+#   it the place for a format version.
+# - ``count_hooks`` does not count state-dict hooks; they have their own
+#   dictionaries and handles.
+# - Optimizers have the same four hooks; their post-hook (save) and pre-hook
+#   (load) may return a new state dict, for example with a new learning rate.
+#
+# Exercises
+# ---------
+#
+# 1. Give ``NewNet`` an extra buffer ``self.register_buffer("scale",
+#    torch.ones(1))``. Loading an old checkpoint now reports a missing key.
+#    Write a ``register_load_state_dict_post_hook`` that accepts this one
+#    missing key. What does ``load_state_dict`` return?
+# 2. Register ``rename_old_keys`` on ``new_model.encoder`` instead of
+#    ``new_model``. What ``prefix`` does it receive, and does the old
+#    checkpoint load?
+# 3. Create a new ``SGD`` optimizer with ``lr=0.5`` and no hooks, and load
+#    ``optimizer_state`` into it. Which learning rate does it use afterwards?
+#
+# .. dropdown:: Solutions
+#
+#    .. code-block:: python
+#
+#       # 1. <All keys matched successfully>: the post-hook edits the
+#       #    incompatible keys in place before strict checking
+#       def accept_missing_scale(module, incompatible_keys):
+#           if "scale" in incompatible_keys.missing_keys:
+#               incompatible_keys.missing_keys.remove("scale")
+#
+#       class NewNetWithScale(NewNet):
+#           def __init__(self):
+#               super().__init__()
+#               self.register_buffer("scale", torch.ones(1))
+#
+#       model = NewNetWithScale()
+#       model.register_load_state_dict_pre_hook(rename_old_keys)
+#       model.register_load_state_dict_post_hook(accept_missing_scale)
+#       print(model.load_state_dict(checkpoint))
+#
+#       # 2. prefix "encoder."; a submodule's hook receives only the keys
+#       #    under its prefix, none of the old ones, so nothing is renamed and
+#       #    loading fails with missing and unexpected keys
+#       new_model = NewNet()
+#       new_model.encoder.register_load_state_dict_pre_hook(rename_old_keys)
+#       new_model.load_state_dict(checkpoint)  # RuntimeError
+#
+#       # 3. the saved one, 0.1: load_state_dict replaces the param groups'
+#       #    settings with the saved ones
+#       fresh = torch.optim.SGD(new_model.parameters(), lr=0.5, momentum=0.9)
+#       fresh.load_state_dict(optimizer_state)
+#       print(fresh.param_groups[0]["lr"])  # 0.1

@@ -1,0 +1,257 @@
+"""
+Autograd graph hooks: hooks on the backward graph itself
+========================================================
+
+Tensor hooks and module hooks are two doors into the backward pass. Behind
+them is the graph that autograd records during the forward pass: one *node*
+per operation, reachable from ``tensor.grad_fn``. Nodes take hooks too.
+``register_multi_grad_hook`` tells you when all the gradients of a group of
+tensors are ready (the first version of FSDP uses it on a module's inputs),
+and anomaly mode checks every node to find where a NaN was born.
+
+**What you will learn**
+
+- how to walk the graph from ``grad_fn`` and hook a node with
+  ``register_prehook`` and ``register_hook``;
+- how ``torch.autograd.graph.register_multi_grad_hook`` fires once for a
+  group of tensors, in mode ``"all"`` and in mode ``"any"``;
+- how ``torch.autograd.detect_anomaly`` names the operation whose backward
+  produced a NaN, and how to do the same with node hooks.
+
+**Prerequisites**: :doc:`/auto_examples/03_tensor_hooks/plot_10_tensor_hooks`
+and :doc:`/auto_examples/03_tensor_hooks/plot_13_debugging`.
+"""
+
+# %%
+# The graph behind ``grad_fn``
+# ----------------------------
+#
+# Every tensor computed from a tensor that requires a gradient has a
+# ``grad_fn``: the node that will compute the gradients of that operation's
+# inputs. ``next_functions`` links each node to the nodes of its inputs, so
+# the whole graph can be walked from the loss.
+
+import warnings
+
+import torch
+from torch import nn
+from torch.autograd.graph import register_multi_grad_hook
+
+print("torch", torch.__version__)
+x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+y = x * 3
+loss = y.sin().sum()
+
+
+def walk(node, depth=0):
+    print("  " * depth + type(node).__name__)
+    for child, _ in node.next_functions:
+        if child is not None:
+            walk(child, depth + 1)
+
+
+walk(loss.grad_fn)
+
+# %%
+# The graph reads from the loss back to ``x``: ``AccumulateGrad`` is the node
+# that adds the gradient into the leaf's ``.grad``.
+#
+# Hooks on a node
+# ---------------
+#
+# ``node.register_prehook(hook)`` runs before the node, with the gradients
+# flowing into it (``grad_outputs``, the gradient of the node's output).
+# ``node.register_hook(hook)`` runs after it, with what it computed
+# (``grad_inputs``) as well. Either may return new gradients. Here on the
+# node of ``y = x * 3``:
+
+mul_node = y.grad_fn
+print("node of y = x * 3:", type(mul_node).__name__)
+
+
+def before_mul(grad_outputs):
+    print("  prehook: grad_outputs =", grad_outputs)
+
+
+def after_mul(grad_inputs, grad_outputs):
+    print("  hook:    grad_inputs  =", grad_inputs)
+
+
+pre_handle = mul_node.register_prehook(before_mul)
+post_handle = mul_node.register_hook(after_mul)
+loss.backward()
+print("x.grad:", x.grad)
+print("x.grad equals 3 * cos(y):", torch.allclose(x.grad, 3 * torch.cos(y.detach())))
+pre_handle.remove()
+post_handle.remove()
+
+# %%
+# ``grad_inputs`` has one entry per input of the multiplication: the
+# gradient for ``x``, and ``None`` for the constant 3, which needs none.
+# The prehook received ``cos(y)``, the gradient of the loss with respect to
+# ``y``: the same gradient that a tensor hook on ``y`` would see.
+#
+# One hook for a group of tensors
+# -------------------------------
+#
+# A layer has several parameters, and their gradients arrive one by one.
+# ``register_multi_grad_hook(tensors, hook, mode="all")`` calls ``hook`` once,
+# with all their gradients, when the last one is ready; ``mode="any"`` calls
+# it once, with the first gradient that arrives. Tensor hooks on the same
+# parameters fire once each.
+
+layer = nn.Linear(3, 2)
+events = []
+handles = [
+    register_multi_grad_hook(
+        (layer.weight, layer.bias),
+        lambda grads: events.append(f"all: {[tuple(g.shape) for g in grads]}"),
+        mode="all",
+    ),
+    register_multi_grad_hook(
+        (layer.weight, layer.bias),
+        lambda grad: events.append(f"any: {tuple(grad.shape)}"),
+        mode="any",
+    ),
+    layer.weight.register_hook(lambda grad: events.append("tensor hook: weight")),
+    layer.bias.register_hook(lambda grad: events.append("tensor hook: bias")),
+]
+for step in range(2):
+    events.clear()
+    layer(torch.randn(4, 3)).sum().backward()
+    print(f"step {step}:", events)
+for handle in handles:
+    handle.remove()
+
+# %%
+# In each backward pass the ``"all"`` hook fired once, with both gradients
+# (weight and bias), and the ``"any"`` hook fired once, with the first one
+# to arrive (the bias). That is the signal a parallel trainer wants: "this
+# layer's gradients are complete, start sending them".
+#
+# Finding where a NaN was born
+# ----------------------------
+#
+# ``sqrt`` has an infinite slope at 0, so its backward turns a zero gradient
+# into ``0 * inf = nan``. The loss below is finite, yet a gradient is NaN, and
+# nothing says where it came from.
+
+a = torch.tensor([0.0, 4.0], requires_grad=True)
+loss = (a.sqrt() * torch.tensor([0.0, 1.0])).sum()
+print("loss:", loss.item())
+loss.backward()
+print("a.grad:", a.grad)
+
+# %%
+# Inside ``torch.autograd.detect_anomaly()``, autograd checks the output of
+# every node and raises as soon as one returns NaN. It names the node and, in
+# a warning, shows the line of the forward pass that created it (recorded
+# during the forward, which is why anomaly mode is slow and only for
+# debugging).
+
+a.grad = None
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    try:
+        with torch.autograd.detect_anomaly():
+            loss = (a.sqrt() * torch.tensor([0.0, 1.0])).sum()
+            loss.backward()
+    except RuntimeError as error:
+        print("RuntimeError:", error)
+for warning in caught:
+    print("warning:", str(warning.message).splitlines()[0])
+forward_lines = [line.strip() for w in caught for line in str(w.message).splitlines()]
+print("forward line:", next((line for line in forward_lines if "a.sqrt()" in line), "not shown"))
+
+# %%
+# The same hunt with node hooks
+# -----------------------------
+#
+# Node hooks let us do a similar check ourselves, without recording the
+# forward traces: walk the graph and put a hook on each node that reports
+# any NaN in what the node computed. The first report is the birth
+# place; the nodes after it only pass the NaN on.
+
+
+def nan_reporter(name, reports):
+    def hook(grad_inputs, grad_outputs):
+        if any(g is not None and torch.isnan(g).any() for g in grad_inputs):
+            reports.append(name)
+
+    return hook
+
+
+def hook_all_nodes(root, reports):
+    handles, seen, stack = [], set(), [root]
+    while stack:
+        node = stack.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        handles.append(node.register_hook(nan_reporter(type(node).__name__, reports)))
+        stack.extend(child for child, _ in node.next_functions)
+    return handles
+
+
+a.grad = None
+loss = (a.sqrt() * torch.tensor([0.0, 1.0])).sum()
+reports = []
+node_handles = hook_all_nodes(loss.grad_fn, reports)
+loss.backward()
+print("nodes that produced NaN, in order:", reports)
+for handle in node_handles:
+    handle.remove()
+
+# %%
+# Summary
+# -------
+#
+# - ``tensor.grad_fn`` is a node of the backward graph; ``next_functions``
+#   leads to the nodes of its inputs, down to ``AccumulateGrad`` for leaves.
+# - ``node.register_prehook(hook(grad_outputs))`` runs before a node,
+#   ``node.register_hook(hook(grad_inputs, grad_outputs))`` after it; both may
+#   return new gradients.
+# - ``register_multi_grad_hook`` fires once per backward pass for a group of
+#   tensors: with all gradients (``"all"``) or with the first (``"any"``).
+# - ``detect_anomaly`` raises at the first node that returns NaN and shows
+#   the forward line that created it; node hooks on every node do a cheaper
+#   version of the same hunt.
+#
+# Exercises
+# ---------
+#
+# 1. Make ``before_mul`` return ``tuple(2 * g for g in grad_outputs)`` and
+#    run the backward pass again (a new ``y`` and ``loss``). How does
+#    ``x.grad`` change?
+# 2. Register a ``mode="all"`` multi-grad hook on the weight and bias of
+#    ``layer``, then compute a loss that uses only ``layer.weight``. Does the
+#    hook fire, and what does it receive for the bias?
+# 3. Run the NaN example under ``torch.autograd.detect_anomaly(check_nan=False)``.
+#    Is an error raised?
+#
+# .. dropdown:: Solutions
+#
+#    .. code-block:: python
+#
+#       # 1. it doubles: the prehook scales the gradient flowing into the
+#       #    multiplication, and everything upstream of it
+#       x.grad = None
+#       y = x * 3
+#       loss = y.sin().sum()
+#       y.grad_fn.register_prehook(lambda grad_outputs: tuple(2 * g for g in grad_outputs))
+#       loss.backward()
+#       print(x.grad / (3 * torch.cos(y.detach())))  # tensor([2., 2., 2.])
+#
+#       # 2. yes, once: the bias gets no gradient in this pass, so its entry
+#       #    is None
+#       received = []
+#       register_multi_grad_hook((layer.weight, layer.bias), received.append, mode="all")
+#       (layer.weight ** 2).sum().backward()
+#       print(received)  # [[tensor(...), None]]
+#
+#       # 3. no: check_nan=False records the forward traces but does not
+#       #    check the outputs, so a.grad is silently NaN again
+#       a.grad = None
+#       with torch.autograd.detect_anomaly(check_nan=False):
+#           (a.sqrt() * torch.tensor([0.0, 1.0])).sum().backward()
+#       print(a.grad)  # tensor([nan, 0.2500])
