@@ -35,9 +35,15 @@ def downloads(html: Path, pattern: str) -> list[Path]:
         found += [
             p
             for p in sorted(root.rglob("*"))
-            if p.suffix in {".py", ".ipynb"} and pattern in p.name
+            if p.suffix in {".py", ".ipynb"} and pattern in p.name and not p.name.startswith("_")
         ]
     return found
+
+
+def companions(html: Path) -> list[Path]:
+    """Modules a page links for download and imports (``_ddp_worker.py``): a reader
+    keeps them next to the script, so every run gets them."""
+    return sorted(p for p in html.glob("*/_downloads/**/_*.py") if p.is_file())
 
 
 def rest_in_markdown(notebook: Path) -> list[str]:
@@ -51,9 +57,11 @@ def rest_in_markdown(notebook: Path) -> list[str]:
     return problems
 
 
-def run_one(path: Path) -> tuple[Path, float, str]:
+def run_one(path: Path, helpers: list[Path]) -> tuple[Path, float, str]:
     """Run one download in a fresh folder; '' on success, else what went wrong."""
     with tempfile.TemporaryDirectory(prefix="hooks-tutorial-download-") as tmp:
+        for helper in helpers:
+            shutil.copyfile(helper, Path(tmp) / helper.name)
         local = Path(tmp) / path.name
         shutil.copyfile(path, local)
         env = os.environ | {"MPLBACKEND": "Agg", "PYTHONPATH": ""}
@@ -107,7 +115,8 @@ def main() -> int:
         for problem in rest_in_markdown(notebook):
             failures.append(f"{notebook}: reST left in a Markdown cell: {problem!r}")
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        for path, seconds, error in pool.map(run_one, files):
+        helpers = companions(args.html)
+        for path, seconds, error in pool.map(lambda f: run_one(f, helpers), files):
             rel = path.relative_to(args.html)
             print(f"{'ok  ' if not error else 'FAIL'} {seconds:6.1f} s  {rel}", flush=True)
             if error:
