@@ -28,3 +28,16 @@ def test_readme_uses_the_repository_address_of_pyproject() -> None:
 
 def test_the_version_is_the_installed_metadata() -> None:
     assert hooks_tutorial.__version__ == PYPROJECT["project"]["version"]
+
+
+def test_every_example_script_says_what_to_install() -> None:
+    """The downloaded .py is the example itself: its first lines name the install."""
+    name, source = PYPROJECT["project"]["name"], PYPROJECT["project"]["urls"]["Source"]
+    header = [
+        f"# Needs the hooks_tutorial library: pip install {name}",
+        f'# (or the development version: pip install "git+{source}")',
+    ]
+    scripts = sorted((ROOT / "examples").glob("*/plot_*.py"))
+    assert scripts
+    for script in scripts:
+        assert script.read_text(encoding="utf-8").splitlines()[:2] == header, script.name

@@ -1,3 +1,5 @@
+# Needs the hooks_tutorial library: pip install hooks-tutorial
+# (or the development version: pip install "git+https://github.com/hooks-tutorial/hooks-tutorial")
 """
 Pitfalls: when hooks surprise you
 =================================
