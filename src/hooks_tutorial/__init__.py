@@ -52,6 +52,9 @@ _LAZY: dict[str, str] = {
     "GuidedBackprop": "cam",
     "GuidedGradCAM": "cam",
     "token_reshape_transform": "cam",
+    "ClassTarget": "targets",
+    "SegmentationTarget": "targets",
+    "SimilarityTarget": "targets",
     "overlay": "viz",
     "plot_cams": "viz",
     # data, models, training
@@ -79,6 +82,7 @@ __all__ = [
     "AnomalyError",
     "Callback",
     "Captures",
+    "ClassTarget",
     "EarlyStopping",
     "EigenCAM",
     "GradCAM",
@@ -96,8 +100,10 @@ __all__ = [
     "PretrainedConfig",
     "ProgressPrinter",
     "ScoreCAM",
+    "SegmentationTarget",
     "ShapesData",
     "ShapesDataset",
+    "SimilarityTarget",
     "SimpleCNN",
     "StopTraining",
     "TinyConvNet",
@@ -126,7 +132,7 @@ __all__ = [
 
 
 # Public submodules, also loaded on first use (``ht.metrics.pointing_game``).
-_SUBMODULES = frozenset({"cam", "data", "metrics", "models", "training", "viz"})
+_SUBMODULES = frozenset({"cam", "data", "metrics", "models", "targets", "training", "viz"})
 
 
 def __getattr__(name: str) -> Any:
@@ -178,6 +184,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .gradtools import AnomalyError, clip_gradients, detect_anomalies, scale_gradients
     from .hooks import HookCounts, HookGroup, HookReport, count_hooks, remove_all_hooks
     from .models import SimpleCNN, TinyConvNet
+    from .targets import ClassTarget, SegmentationTarget, SimilarityTarget
     from .training import (
         Callback,
         EarlyStopping,
