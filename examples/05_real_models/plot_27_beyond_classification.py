@@ -228,7 +228,7 @@ with torch.no_grad():
     references = embedder(reference_images)  # [5, 64]
 
 query = test.images[:1]
-shape = int(test.object_labels[0, 1])
+shape = int(test.object_labels[0, 0])
 with torch.no_grad():
     similarities = F.cosine_similarity(embedder(query), references)
 print("query holds:", [ht.data.CLASSES[int(k)] for k in test.object_labels[0]])
@@ -236,7 +236,7 @@ print("cosine similarity to each reference:", similarities.numpy().round(2))
 similarity_cam = ht.GradCAM(embedder, "encoder.relu3")
 # %%
 # The query is most similar to the references of its own two shapes. We
-# explain its similarity to the reference of its second shape.
+# explain its similarity to the reference of its first shape.
 
 why = similarity_cam(query, target=ht.SimilarityTarget(references[shape]))[0]
 
@@ -253,7 +253,8 @@ fig.tight_layout()
 plt.show()
 
 # %%
-# Over the test images, with the reference of each object's class in turn:
+# Not every map is this clean. Over the test images, with the reference of
+# each object's class in turn:
 
 on_own, on_other = pointing(
     similarity_cam, test, lambda c, chosen: ht.SimilarityTarget(references[c])

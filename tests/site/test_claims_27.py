@@ -47,4 +47,6 @@ def test_similarity_maps_point_at_the_matching_object(printed: str) -> None:
         printed,
     )
     assert own > 2 * other
+    # "Not every map is this clean."
+    assert own < 1.0
     match(r"hooks left: 0 0", printed)
