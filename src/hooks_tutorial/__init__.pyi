@@ -10,6 +10,7 @@ from . import (
     layers as layers,
     metrics as metrics,
     models as models,
+    targets as targets,
     tracing as tracing,
     training as training,
     viz as viz,
@@ -73,6 +74,11 @@ from .training import (
     StopTraining as StopTraining,
     evaluate as evaluate,
     fit as fit,
+)
+from .targets import (
+    ClassTarget as ClassTarget,
+    SegmentationTarget as SegmentationTarget,
+    SimilarityTarget as SimilarityTarget,
 )
 from .viz import (
     overlay as overlay,

@@ -1,0 +1,308 @@
+# Needs the hooks_tutorial library: pip install hooks-tutorial
+# (or the development version: pip install "git+https://github.com/hooks-tutorial/hooks-tutorial")
+"""
+Feature extraction without hooks
+================================
+
+Hooks are not the only way to get at a layer's output. torchvision's
+``torchvision.models.feature_extraction`` traces a model with ``torch.fx``
+into a graph of operations and builds a new module that returns the nodes you
+name. No hook is registered, so none can be left behind. This page puts it
+next to forward hooks on the same model: where both give the same tensors,
+what the traced graph reaches that hooks cannot, and what hooks do that it
+cannot.
+
+**What you will learn**
+
+- how to list a model's graph nodes with ``get_graph_node_names`` and
+  extract some of them with ``create_feature_extractor``;
+- that on the same model the extracted tensors equal those a forward hook
+  records;
+- why operations that are not modules (``x + identity``, ``torch.flatten``)
+  are nodes for FX but invisible to module hooks, and how in-place operations
+  affect both;
+- which jobs need hooks: models with data-dependent control flow, changing
+  outputs, gradients while they flow;
+- a rule of thumb for choosing.
+
+**Prerequisites**: :doc:`/auto_examples/02_module_hooks/plot_05_forward_hooks`,
+:doc:`/auto_examples/02_module_hooks/plot_06_forward_pre_hooks` and
+:doc:`/auto_examples/04_grad_cam/plot_22_beyond_cnns` (in-place operations in
+ResNet blocks).
+"""
+
+# %%
+# The graph of a ResNet
+# ---------------------
+#
+# We use torchvision's ``resnet18`` with random weights (``weights=None``:
+# nothing is downloaded); this page compares tensors, and any weights do.
+# ``get_graph_node_names`` traces the model twice, in training and in
+# evaluation mode, and returns the node names of each graph.
+
+import torch
+import torch.nn.functional as F
+import torchvision
+from torch import nn
+from torchvision.models.feature_extraction import (
+    create_feature_extractor,
+    get_graph_node_names,
+)
+
+import hooks_tutorial as ht
+
+torch.manual_seed(0)
+resnet = torchvision.models.resnet18(weights=None, num_classes=5).eval()
+images = ht.make_shapes(4, split="test", seed=24).images  # [4, 3, 64, 64]
+
+train_nodes, eval_nodes = get_graph_node_names(resnet)
+print("nodes:", len(eval_nodes), "| same in both modes?", train_nodes == eval_nodes)
+print("first block:", [name for name in eval_nodes if name.startswith("layer1.0.")])
+print("last nodes: ", eval_nodes[-3:])
+
+# %%
+# Most node names are module names (``layer1.0.conv1``). Some are not:
+# ``layer1.0.add`` is ``out += identity`` in ``BasicBlock.forward``,
+# ``layer1.0.relu_1`` is the block's *second* call of its ``relu`` module
+# (FX numbers repeated calls), and ``flatten`` is ``torch.flatten`` in
+# ``ResNet.forward``. Here are all the nodes that are not the output of a
+# module:
+
+module_names = {name for name, _ in resnet.named_modules()}
+print([name for name in eval_nodes if name not in module_names])
+
+# %%
+# Same tensors, two ways
+# ----------------------
+#
+# ``create_feature_extractor`` takes the nodes to return, as a list or as a
+# dictionary that renames them. The result is a new module whose output is a
+# dictionary of tensors; it shares the parameters of ``resnet``.
+
+extractor = create_feature_extractor(resnet, return_nodes={"layer2": "middle", "layer4": "last"})
+with torch.no_grad():
+    features = extractor(images)
+print({name: tuple(t.shape) for name, t in features.items()})
+print("shares resnet's parameters?", extractor.get_submodule("conv1").weight is resnet.conv1.weight)
+
+# %%
+# The same layers recorded with forward hooks, through
+# :func:`~hooks_tutorial.capture_activations`:
+
+with ht.capture_activations(resnet, ["layer2", "layer4"]) as acts, torch.no_grad():
+    resnet(images)
+print("layer2 equal?", torch.equal(acts["layer2"], features["middle"]))
+print("layer4 equal?", torch.equal(acts["layer4"], features["last"]))
+
+# %%
+# Values that are no module's output
+# ----------------------------------
+#
+# A forward hook fires when a *module* returns. ``torch.flatten`` and the
+# addition in ``out += identity`` are plain tensor operations, so no hook
+# fires on them; FX has a node for each. A hook can reach such a value only
+# sideways, when the next operation is a module: the flattened features are
+# the input of ``fc``, which a forward pre-hook sees.
+
+extractor = create_feature_extractor(resnet, return_nodes=["flatten", "layer1.0.add"])
+seen = {}
+handle = resnet.fc.register_forward_pre_hook(
+    lambda module, args: seen.update(fc_input=args[0].detach().clone())
+)
+with torch.no_grad():
+    fx_values = extractor(images)
+    resnet(images)
+handle.remove()
+print("flatten node == input of fc?", torch.equal(fx_values["flatten"], seen["fc_input"]))
+
+# %%
+# The sum ``out + identity`` is the input of the block's second ``relu``
+# call. But that ReLU runs *in place*: it overwrites the sum, in the model and
+# in the traced graph alike. The tensor FX returns for ``layer1.0.add`` is the
+# very tensor that ``layer1.0.relu_1`` returns, so it holds no negative
+# values, although the sum itself has some (as the next cell shows):
+
+extractor = create_feature_extractor(resnet, return_nodes=["layer1.0.add", "layer1.0.relu_1"])
+with torch.no_grad():
+    values = extractor(images)
+print("add is relu_1?", values["layer1.0.add"] is values["layer1.0.relu_1"])
+print(f"smallest value of the add node: {values['layer1.0.add'].min().item():.3f}")
+
+# %%
+# To see the real sum, turn the in-place ReLUs off (the extractor calls the
+# same module objects, so the change applies to both), or clone the input of
+# the second ``relu`` call in a forward pre-hook, which counts the calls:
+
+relu_inputs = []
+handle = resnet.layer1[0].relu.register_forward_pre_hook(
+    lambda module, args: relu_inputs.append(args[0].detach().clone())
+)
+with torch.no_grad():
+    resnet(images)
+handle.remove()
+
+for module in resnet.modules():
+    if isinstance(module, nn.ReLU):
+        module.inplace = False
+with torch.no_grad():
+    values = extractor(images)
+print(f"smallest value of the sum: {values['layer1.0.add'].min().item():.3f}")
+print(
+    "sum from FX == input of the 2nd relu call?",
+    torch.equal(values["layer1.0.add"], relu_inputs[1]),
+)
+for module in resnet.modules():
+    if isinstance(module, nn.ReLU):
+        module.inplace = True
+
+# %%
+# What hooks can do that FX cannot
+# --------------------------------
+#
+# **Models that do not trace.** FX runs ``forward`` once with placeholder
+# values (proxies) and records what happens. A Python ``if`` on a tensor's
+# value needs a real number, so tracing stops. A forward hook does not care:
+# it runs during a real forward pass.
+
+
+class GatedNet(nn.Module):
+    """Applies a ReLU only when the mean activation is positive."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, kernel_size=3, padding=1)
+        self.head = nn.Linear(8, 5)
+
+    def forward(self, x):
+        h = self.conv(x)
+        if h.mean() > 0:  # a decision that depends on the data
+            h = F.relu(h)
+        return self.head(h.mean(dim=(2, 3)))
+
+
+gated = GatedNet().eval()
+try:
+    create_feature_extractor(gated, return_nodes=["conv"])
+except torch.fx.proxy.TraceError as error:
+    print("TraceError:", error)
+
+with ht.capture_activations(gated, "conv") as acts, torch.no_grad():
+    gated(images)
+print("hooks: conv output", tuple(acts["conv"].shape))
+
+# %%
+# **Changing what the model computes.** A forward hook that returns a value
+# replaces the module's output for the rest of the forward pass, for
+# example to switch off half of ``layer4``'s channels and see how the scores
+# move. The extractor only reads; changing the computation with FX means
+# editing the graph, a different tool.
+
+
+def drop_half_of_the_channels(module, args, output):
+    output = output.clone()
+    output[:, 256:] = 0
+    return output
+
+
+with torch.no_grad():
+    scores = resnet(images)
+    handle = resnet.layer4.register_forward_hook(drop_half_of_the_channels)
+    try:
+        ablated = resnet(images)
+    finally:
+        handle.remove()
+print(f"largest change of a score: {(scores - ablated).abs().max().item():.3f}")
+
+# %%
+# **Gradients.** The extracted tensors are part of the autograd graph: ask
+# for the scores too and differentiate, and you get exactly the gradient that
+# :func:`~hooks_tutorial.capture_gradients` records with a tensor hook.
+
+extractor = create_feature_extractor(resnet, return_nodes={"layer4": "last", "fc": "scores"})
+out = extractor(images)
+(gradient_fx,) = torch.autograd.grad(out["scores"][:, 0].sum(), out["last"])
+with ht.capture_gradients(resnet, "layer4") as grads:
+    resnet(images)[:, 0].sum().backward()
+print("same gradient?", torch.equal(gradient_fx, grads["layer4"]))
+resnet.zero_grad()
+
+# %%
+# What FX cannot do is act on a gradient while it flows through the model
+# (a tensor hook that returns a new gradient, as in
+# :doc:`/auto_examples/03_tensor_hooks/plot_10_tensor_hooks`), or watch the
+# gradients of a backward pass run by code you do not control, such as a
+# training loop that calls ``model(x)`` and ``loss.backward()``: the
+# extractor is a separate module, and running the original model does not
+# run it.
+#
+# A rule of thumb
+# ---------------
+#
+# - **Use the feature extractor** to *read* outputs of a model that traces:
+#   a backbone for another task, features for a plot or a probe. It names
+#   every operation (not only modules), and no hook can be left behind.
+# - **Use hooks** on the model you already run, when the model does not
+#   trace, when you change outputs or gradients, or when you observe training.
+# - **Either way**, mind in-place operations: they change the stored value
+#   after the fact, in the model and in the traced graph.
+#
+# No hook is left on the models of this page:
+
+print("hooks left:", ht.count_hooks(resnet).total, ht.count_hooks(gated).total)
+
+# %%
+# Summary
+# -------
+#
+# - ``get_graph_node_names`` lists the traced operations, modules and
+#   functions alike; ``create_feature_extractor`` returns a new module that
+#   outputs the nodes you name.
+# - On the same model, extracted tensors equal those recorded by forward
+#   hooks, gradients included.
+# - FX reaches values that no module returns (``layer1.0.add``,
+#   ``flatten``); hooks reach them only as the input of the next module. An
+#   in-place ReLU overwrites the ``add`` node, in FX as in the model.
+# - Hooks work on untraceable models, can change outputs and gradients, and
+#   observe the model you already run.
+#
+# Exercises
+# ---------
+#
+# 1. Extract ``layer4.1.bn2`` with ``create_feature_extractor`` and with
+#    ``ht.capture_activations`` (with and without ``clone=True``). Which
+#    results agree, and why?
+# 2. List the graph nodes of ``ht.SimpleCNN()``. Are there any nodes that are
+#    not module outputs?
+# 3. Rewrite ``GatedNet.forward`` without the Python ``if`` (hint:
+#    ``torch.where``) so that ``create_feature_extractor`` can trace it.
+#
+# .. dropdown:: Solutions
+#
+#    .. code-block:: python
+#
+#       # 1. FX's node and the clone agree; without clone the hook's tensor
+#       #    is changed afterwards by "out += identity" and the in-place ReLU
+#       extractor = create_feature_extractor(resnet, return_nodes=["layer4.1.bn2"])
+#       with torch.no_grad():
+#           fx_bn2 = extractor(images)["layer4.1.bn2"]
+#       for clone in (False, True):
+#           with ht.capture_activations(resnet, "layer4.1.bn2", clone=clone) as acts:
+#               with torch.no_grad():
+#                   resnet(images)
+#           print(clone, torch.equal(fx_bn2, acts["layer4.1.bn2"]))  # False, True
+#
+#       # 2. SimpleCNN calls only modules, so every node except the input
+#       #    "x" is a module name
+#       simple = ht.SimpleCNN()
+#       names = {name for name, _ in simple.named_modules()}
+#       print([n for n in get_graph_node_names(simple)[1] if n not in names])
+#
+#       # 3. a traceable gate
+#       class TraceableGatedNet(GatedNet):
+#           def forward(self, x):
+#               h = self.conv(x)
+#               h = torch.where(h.mean() > 0, F.relu(h), h)
+#               return self.head(h.mean(dim=(2, 3)))
+#
+#       traceable = TraceableGatedNet().eval()
+#       print(create_feature_extractor(traceable, ["conv"])(images)["conv"].shape)
