@@ -9,6 +9,7 @@ import torch
 from torch import nn
 
 import hooks_tutorial as ht
+from hooks_tutorial import count_hooks
 from hooks_tutorial.targets import ClassTarget, SegmentationTarget, SimilarityTarget
 
 
@@ -94,17 +95,13 @@ def test_similarity_target_detaches_the_reference() -> None:
 
 
 # -- with the CAM methods ----------------------------------------------------
-def test_class_target_equals_an_int_target(
-    tiny_cnn: nn.Module, image: torch.Tensor, assert_no_hooks: Callable[[nn.Module], None]
-) -> None:
+def test_class_target_equals_an_int_target(tiny_cnn: nn.Module, image: torch.Tensor) -> None:
     cam = ht.GradCAM(tiny_cnn, "2")
     torch.testing.assert_close(cam(image, target=ClassTarget(1)), cam(image, target=1))
-    assert_no_hooks(tiny_cnn)
+    assert count_hooks(tiny_cnn) == {}
 
 
-def test_segmentation_target_in_gradcam_matches_a_hand_computation(
-    image: torch.Tensor, assert_no_hooks: Callable[[nn.Module], None]
-) -> None:
+def test_segmentation_target_in_gradcam_matches_a_hand_computation(image: torch.Tensor) -> None:
     model = _segmenter()
     raw = ht.GradCAM(model, "1")(image, target=SegmentationTarget(2), raw=True)
     # by hand: activation A of the ReLU, gradient of the region's summed logits
@@ -114,12 +111,10 @@ def test_segmentation_target_in_gradcam_matches_a_hand_computation(
     (grad,) = torch.autograd.grad((logits[:, 2] * region).sum(), activation)
     expected = torch.relu((grad.mean(dim=(2, 3), keepdim=True) * activation).sum(dim=1))
     torch.testing.assert_close(raw, expected.detach())
-    assert_no_hooks(model)
+    assert count_hooks(model) == {}
 
 
-def test_similarity_target_in_gradcam_matches_a_hand_computation(
-    image: torch.Tensor, assert_no_hooks: Callable[[nn.Module], None]
-) -> None:
+def test_similarity_target_in_gradcam_matches_a_hand_computation(image: torch.Tensor) -> None:
     model = _embedder()
     with torch.no_grad():
         reference = model(image[:1])[0]
@@ -130,15 +125,13 @@ def test_similarity_target_in_gradcam_matches_a_hand_computation(
     (grad,) = torch.autograd.grad(score.sum(), activation)
     expected = torch.relu((grad.mean(dim=(2, 3), keepdim=True) * activation).sum(dim=1))
     torch.testing.assert_close(raw, expected.detach())
-    assert_no_hooks(model)
+    assert count_hooks(model) == {}
 
 
-def test_a_target_error_leaves_no_hook(
-    tiny_cnn: nn.Module, image: torch.Tensor, assert_no_hooks: Callable[[nn.Module], None]
-) -> None:
+def test_a_target_error_leaves_no_hook(tiny_cnn: nn.Module, image: torch.Tensor) -> None:
     with pytest.raises(ValueError, match="needs a segmentation output"):
         ht.GradCAM(tiny_cnn, "2")(image, target=SegmentationTarget(0))
-    assert_no_hooks(tiny_cnn)
+    assert count_hooks(tiny_cnn) == {}
 
 
 # -- bad input -----------------------------------------------------------------

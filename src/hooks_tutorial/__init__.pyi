@@ -61,6 +61,11 @@ from .models import (
     SimpleCNN as SimpleCNN,
     TinyConvNet as TinyConvNet,
 )
+from .targets import (
+    ClassTarget as ClassTarget,
+    SegmentationTarget as SegmentationTarget,
+    SimilarityTarget as SimilarityTarget,
+)
 from .tracing import (
     TraceResult as TraceResult,
     TraceRow as TraceRow,
@@ -74,11 +79,6 @@ from .training import (
     StopTraining as StopTraining,
     evaluate as evaluate,
     fit as fit,
-)
-from .targets import (
-    ClassTarget as ClassTarget,
-    SegmentationTarget as SegmentationTarget,
-    SimilarityTarget as SimilarityTarget,
 )
 from .viz import (
     overlay as overlay,
