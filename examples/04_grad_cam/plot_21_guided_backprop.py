@@ -158,6 +158,7 @@ for col, (title, maps) in enumerate(columns.items()):
 for row in range(4):
     axes[row, 0].set_ylabel(data.classes[predicted[row]])
 fig.tight_layout()
+plt.show()
 
 # %%
 # The plain gradient is a noisy cloud over the object and its surroundings.
