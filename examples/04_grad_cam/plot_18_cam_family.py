@@ -279,12 +279,12 @@ for name, m in maps.items():
 
 print(f"{len(images)} test images; deletion and insertion: blur baseline, {steps} steps\n")
 header = ("pointing", "deletion", "insertion", "avg drop", "increase", "ms/image")
-print(f"{'method':<11}" + "".join(f"{h:>10}" for h in header))
+print(f"{'method':<11}" + "".join(f"{h:>12}" for h in header))
 better = ("(higher)", "(lower)", "(higher)", "(lower, %)", "(higher, %)", "(median)")
-print(f"{'':<11}" + "".join(f"{b:>10}" for b in better))
+print(f"{'':<11}" + "".join(f"{b:>12}" for b in better))
 for name, *values, ms in table:
-    print(f"{name:<11}" + "".join(f"{v:10.3f}" for v in values[:3]), end="")
-    print("".join(f"{v:10.1f}" for v in values[3:]) + f"{ms:10.2f}")
+    print(f"{name:<11}" + "".join(f"{v:12.3f}" for v in values[:3]), end="")
+    print("".join(f"{v:12.1f}" for v in values[3:]) + f"{ms:12.2f}")
 
 # %%
 # A reference point helps to read the numbers: the same measures for a map

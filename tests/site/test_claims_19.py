@@ -28,7 +28,7 @@ def _steps(which: int) -> dict[str, list[float]]:
     assert len(tables) == 2
     rows = {}
     for name in ("(original)", *LAYERS):
-        rows[name] = numbers(rf"\n{re.escape(name)}\s+{F}\s+{F}\n", tables[which])
+        rows[name] = numbers(rf"\n{re.escape(name)}\s+{F}\s+{F}\n", tables[which] + "\n")
     return rows
 
 
