@@ -65,3 +65,22 @@ def test_every_hook_is_gone() -> None:
     counts = re.findall(r"hooks left on the (?:model|copy):\s+(\d+)", printed)
     assert counts
     assert set(counts) == {"0"}
+
+
+def test_guided_maps_follow_the_outline() -> None:
+    printed = outputs(PAGE)
+
+    def row(label: str) -> list[float]:
+        return [
+            float(v)
+            for v in match(rf"\n{label}\s+[^:\n]*:\s+([\d. ]+)\n", "\n" + printed + "\n")[1].split()
+        ]
+
+    plain, guided, area = row("gradient"), row("guided backprop"), row("band area")
+    assert len(plain) == len(guided) == len(area) == 4
+    # "on every image it puts a larger share of its mass near the outline than
+    # the plain gradient does"
+    assert all(g > p for g, p in zip(guided, plain, strict=True))
+    # "and both put more there than the band's share of the area"
+    assert all(p > a for p, a in zip(plain, area, strict=True))
+    assert all(g > a for g, a in zip(guided, area, strict=True))
