@@ -129,8 +129,8 @@ with torch.no_grad():
 # five classes). That is too long for a page that builds in seconds, so this
 # page trains only the last layer, ``fc``. It starts from the conv blocks of
 # the chapter's model, ``hooks_tutorial.pretrained("simple_cnn-shapes")``
-# (trained with the full recipe the first time it is called, with the same
-# ``fit``, then cached on disk), draws new random weights for ``fc`` and
+# (trained with the full recipe and the same ``fit``; its weights ship with
+# the library), draws new random weights for ``fc`` and
 # freezes every other parameter.
 
 pretrained_model = ht.pretrained("simple_cnn-shapes")
@@ -273,9 +273,9 @@ plt.show()
 #   In the chapter's models the layer ``gap`` is a global *max* pool.
 # - ``fit`` runs the loop and calls the callbacks: ``ProgressPrinter`` prints,
 #   ``History`` records.
-# - ``pretrained`` trains the chapter's model once with the recipe that
-#   ``pretrained_config`` shows, and caches it; the confusion matrix shows
-#   which classes it confuses.
+# - ``pretrained`` loads the chapter's model, trained with the recipe that
+#   ``pretrained_config`` shows (its weights ship with the library); the
+#   confusion matrix shows which classes it confuses.
 #
 # Exercises
 # ---------

@@ -31,7 +31,7 @@ over the image.
 # -----------------------
 #
 # We explain the small CNN trained on the previous page, loaded with
-# :obj:`hooks_tutorial.pretrained` (trained once, then read from a cache), and a
+# :obj:`hooks_tutorial.pretrained` (its weights ship with the library), and a
 # test image it has never seen.
 
 import copy

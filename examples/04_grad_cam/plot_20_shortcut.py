@@ -60,7 +60,7 @@ for name, data in (("training-like", train_like), ("test", test)):
 # ``pretrained("simple_cnn-shortcut")`` is a ``SimpleCNN`` trained on the
 # shortcut data; ``pretrained("simple_cnn-shapes")`` is the same architecture
 # trained on the same kind of images without any cue (the model of the
-# previous pages). Both are trained once and cached.
+# previous pages). The weights of both ship with the library.
 
 shortcut_model = ht.pretrained("simple_cnn-shortcut")
 clean_model = ht.pretrained("simple_cnn-shapes")

@@ -33,8 +33,8 @@ Grad-CAM pages before this one.
 # A trained model and four test images
 # ------------------------------------
 #
-# We reuse the ``SimpleCNN`` trained on the shapes data (the library trains it
-# on first use and caches it) and four images of the test split.
+# We reuse the ``SimpleCNN`` trained on the shapes data (its weights ship
+# with the library) and four images of the test split.
 
 import copy
 
