@@ -1,36 +1,21 @@
-"""Tiny models shared by the tests (read-only for other test modules)."""
+"""Fixtures shared by the tests: tiny models and inputs, one torch thread."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Iterator
 
 import pytest
 import torch
 from torch import nn
 
 
-def _raw_hook_total(model: nn.Module) -> int:
-    """Every hook entry on the model, read straight from the module dicts."""
-    total = 0
-    for m in model.modules():
-        total += len(m._forward_hooks) + len(m._forward_pre_hooks)
-        total += len(m._backward_hooks) + len(m._backward_pre_hooks)
-        total += len(m._forward_hooks_with_kwargs) + len(m._forward_hooks_always_called)
-        total += len(m._forward_pre_hooks_with_kwargs)
-        for p in m.parameters(recurse=False):
-            total += len(p._backward_hooks or {})
-            total += len(getattr(p, "_post_accumulate_grad_hooks", None) or {})
-    return total
-
-
 @pytest.fixture
-def assert_no_hooks() -> Callable[[nn.Module], None]:
-    """A check that no module or parameter of a model carries any hook."""
-
-    def check(model: nn.Module) -> None:
-        assert _raw_hook_total(model) == 0
-
-    return check
+def one_thread() -> Iterator[None]:
+    """Run the test with one torch thread (tiny models: no thread hand-off costs)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
 
 
 @pytest.fixture

@@ -10,6 +10,7 @@ import pytest
 import torch
 from torch import nn
 
+from hooks_tutorial import count_hooks
 from hooks_tutorial.cam import (
     CAM,
     EigenCAM,
@@ -107,17 +108,6 @@ def net() -> Net:
 @pytest.fixture
 def x() -> torch.Tensor:
     return torch.randn(3, 3, 16, 16, generator=torch.Generator().manual_seed(1))
-
-
-def hook_total(model: nn.Module) -> int:
-    """Every module hook of every kind on the model and its submodules."""
-    return sum(
-        len(m._forward_hooks)
-        + len(m._forward_pre_hooks)
-        + len(m._backward_hooks)
-        + len(m._backward_pre_hooks)
-        for m in model.modules()
-    )
 
 
 def make_cam(method: type, model: nn.Module, layer: object = "conv2", **kwargs: Any) -> Any:
@@ -256,7 +246,7 @@ def test_inference_mode_raises_clear_error(method: type, net: Net, x: torch.Tens
     cam = method(net) if method is GuidedBackprop else method(net, "conv2")
     with torch.inference_mode(), pytest.raises(RuntimeError, match=r"inference_mode\(\)"):
         cam(x)
-    assert hook_total(net) == 0
+    assert count_hooks(net) == {}
 
 
 @pytest.mark.parametrize("method", [ScoreCAM, EigenCAM, CAM])
@@ -321,7 +311,7 @@ def test_layer_called_twice_warns(x: torch.Tensor) -> None:
     with pytest.warns(UserWarning, match=r"ran 2 times in one forward pass; the map uses its last"):
         maps = GradCAM(model, "1")(x, raw=True)
     assert maps.shape == (3, 12, 12)  # the last call's grid
-    assert hook_total(model) == 0
+    assert count_hooks(model) == {}
 
 
 # -- transformers --------------------------------------------------------------
@@ -358,7 +348,7 @@ def test_transformer_tokens(prefix: int) -> None:
         maps = make_cam(method, model, "blocks.0", reshape_transform=transform)(x)
         assert maps.shape == (2, 16, 16)
         assert bool(torch.isfinite(maps).all())
-    assert hook_total(model) == 0
+    assert count_hooks(model) == {}
 
 
 def test_transformer_gradcam_matches_manual_computation() -> None:
@@ -383,7 +373,7 @@ def test_tokens_without_reshape_transform_explain_what_to_do() -> None:
         ValueError, match=r"has shape \(2, 17, 16\) \(3-D\).*token_reshape_transform"
     ):
         GradCAM(model, "blocks.0")(torch.randn(2, 3, 16, 16))
-    assert hook_total(model) == 0
+    assert count_hooks(model) == {}
 
 
 def test_reshape_transform_with_wrong_output() -> None:
@@ -412,7 +402,7 @@ def test_target_out_of_range(method: type, net: Net, x: torch.Tensor) -> None:
         make_cam(method, net)(x, 5)
     with pytest.raises(IndexError, match="target class -1"):
         make_cam(method, net)(x, [0, -1, 2])
-    assert hook_total(net) == 0
+    assert count_hooks(net) == {}
 
 
 def test_wrong_target_types_and_lengths(net: Net, x: torch.Tensor) -> None:
@@ -425,7 +415,7 @@ def test_wrong_target_types_and_lengths(net: Net, x: torch.Tensor) -> None:
         cam(x, True)
     with pytest.raises(TypeError, match="string"):
         cam(x, "cat")  # type: ignore[arg-type]
-    assert hook_total(net) == 0
+    assert count_hooks(net) == {}
 
 
 @pytest.mark.parametrize("method", [m for m in ALL_METHODS if m is not EigenCAM])
@@ -437,7 +427,7 @@ def test_callable_target_with_wrong_shape(method: type, net: Net, x: torch.Tenso
         make_cam(method, net)(x, lambda out: out)
     with pytest.raises(TypeError, match="the target callable returned a float"):
         make_cam(method, net)(x, lambda out: 1.0)
-    assert hook_total(net) == 0
+    assert count_hooks(net) == {}
 
 
 def test_output_not_a_tensor_without_callable_target(x: torch.Tensor) -> None:
@@ -448,7 +438,7 @@ def test_output_not_a_tensor_without_callable_target(x: torch.Tensor) -> None:
         GradCAM(model, "net.conv2")(x)
     with pytest.raises(ValueError, match=r"\[B, classes\]"):
         GradCAM(nn.Sequential(nn.Conv2d(3, 2, 3), nn.ReLU()), "0")(x)
-    assert hook_total(model) == 0
+    assert count_hooks(model) == {}
 
 
 def test_layer_not_4d_without_reshape_transform(net: Net, x: torch.Tensor) -> None:
@@ -457,7 +447,7 @@ def test_layer_not_4d_without_reshape_transform(net: Net, x: torch.Tensor) -> No
         match=r"the output of layer 'fc' has shape \(3, 5\) \(2-D\); CAM methods need a feature map",
     ):
         GradCAM(net, "fc")(x)
-    assert hook_total(net) == 0
+    assert count_hooks(net) == {}
 
 
 def test_layer_not_reached_in_forward(x: torch.Tensor) -> None:
@@ -468,7 +458,7 @@ def test_layer_not_reached_in_forward(x: torch.Tensor) -> None:
             RuntimeError, match=r"the target layer 'unused' did not run during the forward pass"
         ):
             make_cam(method, model, "unused")(x)
-    assert hook_total(model) == 0
+    assert count_hooks(model) == {}
 
 
 def test_unknown_layer_name(net: Net) -> None:
@@ -493,7 +483,7 @@ def test_layer_with_tuple_output(x: torch.Tensor) -> None:
     model = Model()
     with pytest.raises(TypeError, match="the target layer returned a tuple, not a tensor"):
         GradCAM(model, "pair")(x)
-    assert hook_total(model) == 0
+    assert count_hooks(model) == {}
 
 
 def test_score_not_depending_on_layer(x: torch.Tensor) -> None:
@@ -510,7 +500,7 @@ def test_score_not_depending_on_layer(x: torch.Tensor) -> None:
     model = Branch()
     with pytest.raises(RuntimeError, match=r"does not depend on the output of layer 'side'"):
         GradCAM(model, "side")(x)
-    assert hook_total(model) == 0
+    assert count_hooks(model) == {}
 
 
 @pytest.mark.parametrize("method", ALL_METHODS)
@@ -521,7 +511,7 @@ def test_nan_in_activations(method: type, net: Net, x: torch.Tensor) -> None:
         FloatingPointError, match=r"activations of layer 'conv2' contain .* non-finite"
     ):
         make_cam(method, net)(bad)
-    assert hook_total(net) == 0
+    assert count_hooks(net) == {}
 
 
 def test_nan_in_gradients(x: torch.Tensor) -> None:
@@ -542,7 +532,7 @@ def test_nan_in_gradients(x: torch.Tensor) -> None:
     model = Model()
     with pytest.raises(FloatingPointError, match=r"gradients at layer 'conv2' contain"):
         GradCAM(model, "conv2")(x)
-    assert hook_total(model) == 0
+    assert count_hooks(model) == {}
 
 
 # -- method-specific behaviour -------------------------------------------------------

@@ -6,6 +6,7 @@ import pytest
 import torch
 from torch import nn
 
+from hooks_tutorial import count_hooks
 from hooks_tutorial.cam import GradCAM
 
 captum_attr = pytest.importorskip("captum.attr")
@@ -94,4 +95,4 @@ def test_gradcam_matches_captum(make_model: type, layer: str, size: int, relu: b
     scale = float(attribution.abs().max())
     torch.testing.assert_close(raw, attribution[:, 0], rtol=1e-4, atol=1e-5 * scale)
     torch.testing.assert_close(cam(x, target), normalise(upsampled), rtol=0, atol=1e-5)
-    assert all(not m._forward_hooks and not m._backward_hooks for m in model.modules())
+    assert count_hooks(model) == {}

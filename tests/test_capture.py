@@ -35,7 +35,7 @@ class TwoHeads(nn.Module):
 # -- capture_activations ---------------------------------------------------------
 
 
-def test_activations_match_a_manual_forward(mlp, assert_no_hooks):
+def test_activations_match_a_manual_forward(mlp):
     x = torch.randn(3, 4)
     with capture_activations(mlp, ["0", "2"]) as acts:
         out = mlp(x)
@@ -43,7 +43,7 @@ def test_activations_match_a_manual_forward(mlp, assert_no_hooks):
     torch.testing.assert_close(acts["0"], h, **TOL)
     torch.testing.assert_close(acts["2"], out, **TOL)
     assert acts["2"].shape == (3, 2)
-    assert_no_hooks(mlp)
+    assert count_hooks(mlp) == {}
 
 
 def test_activations_are_detached_and_latest(mlp):
@@ -159,13 +159,13 @@ def test_resnet_layer4_and_all_convs(resnet18):
     assert count_hooks(resnet18) == {}
 
 
-def test_bad_layer_names_leave_no_hook(mlp, assert_no_hooks):
+def test_bad_layer_names_leave_no_hook(mlp):
     with (
         pytest.raises(ValueError, match="no submodule named 'fc'"),
         capture_activations(mlp, ["0", "fc"]),
     ):
         pass  # pragma: no cover
-    assert_no_hooks(mlp)
+    assert count_hooks(mlp) == {}
 
 
 def test_model_and_layer_swapped(mlp):
@@ -181,7 +181,7 @@ def test_model_and_layer_swapped(mlp):
         pass  # pragma: no cover
 
 
-def test_exception_in_body_removes_hooks(mlp, assert_no_hooks):
+def test_exception_in_body_removes_hooks(mlp):
     kept = []
 
     def run() -> None:
@@ -193,14 +193,14 @@ def test_exception_in_body_removes_hooks(mlp, assert_no_hooks):
 
     with pytest.raises(RuntimeError, match="boom"):
         run()
-    assert_no_hooks(mlp)
+    assert count_hooks(mlp) == {}
     assert kept[0]["0"].shape == (1, 5)
 
 
 # -- capture_gradients -------------------------------------------------------------
 
 
-def test_gradients_match_autograd(mlp, assert_no_hooks):
+def test_gradients_match_autograd(mlp):
     x = torch.randn(3, 4)
     with capture_gradients(mlp, ["0", "1"]) as grads:
         mlp(x).pow(2).sum().backward()
@@ -210,7 +210,7 @@ def test_gradients_match_autograd(mlp, assert_no_hooks):
     torch.testing.assert_close(grads["0"], g0, **TOL)
     torch.testing.assert_close(grads["1"], g1, **TOL)
     assert grads["0"].grad_fn is None
-    assert_no_hooks(mlp)
+    assert count_hooks(mlp) == {}
 
 
 def test_gradients_work_with_inplace_relu_after_the_layer(tiny_cnn, image):
@@ -240,14 +240,14 @@ def test_full_backward_hook_fails_where_capture_gradients_works(resnet18):
 
 
 @pytest.mark.parametrize("context", [torch.no_grad, torch.inference_mode])
-def test_gradients_with_autograd_disabled(mlp, assert_no_hooks, context):
+def test_gradients_with_autograd_disabled(mlp, context):
     with (
         pytest.raises(RuntimeError, match=r"layer '0' ran with autograd disabled.*enable_grad"),
         context(),
         capture_gradients(mlp, "0"),
     ):
         mlp(torch.zeros(1, 4))
-    assert_no_hooks(mlp)
+    assert count_hooks(mlp) == {}
 
 
 def test_enable_grad_inside_no_grad_works(mlp):

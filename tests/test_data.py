@@ -8,7 +8,7 @@ import pytest
 import torch
 from torch.utils.data import DataLoader
 
-from hooks_tutorial.data import CLASSES, CUE_COLOURS, ShapesData, ShapesDataset, make_shapes
+from hooks_tutorial.data import CLASSES, CUE_COLOURS, ShapesData, ShapesSpec, make_shapes
 
 TENSOR_FIELDS = [
     f.name for f in dataclasses.fields(ShapesData) if f.type in ("Tensor", torch.Tensor)
@@ -82,7 +82,7 @@ def test_empty_set_is_allowed() -> None:
     data = make_shapes(0)
     assert data.images.shape == (0, 3, 64, 64)
     assert data.labels.shape == (0,)
-    assert len(ShapesDataset.from_data(data)) == 0
+    assert len(data) == 0
 
 
 def test_num_classes_limits_the_labels() -> None:
@@ -229,32 +229,35 @@ def test_cue_is_a_coloured_corner_square(shortcut_train: ShapesData) -> None:
 # ------------------------------------------------------------------------ dataset
 
 
-def test_dataset_items_and_loader() -> None:
-    dataset = ShapesDataset(20, seed=5, image_size=32)
-    image, label = dataset[3]
-    assert image.shape == (3, 32, 32)
+def test_shapes_data_is_a_dataset_of_image_label_pairs() -> None:
+    data = make_shapes(20, seed=5, image_size=32)
+    image, label = data[3]
+    assert torch.equal(image, data.images[3])
     assert label.dtype == torch.int64
-    assert len(dataset) == 20
-    assert dataset.num_classes == 5
-    assert dataset.classes == CLASSES
-    assert torch.equal(dataset.images, make_shapes(20, seed=5, image_size=32).images)
-    images, labels = next(iter(DataLoader(dataset, batch_size=8)))
+    assert int(label) == int(data.labels[3])
+    images, labels = next(iter(DataLoader(data, batch_size=8)))
     assert images.shape == (8, 3, 32, 32)
-    assert torch.equal(labels, dataset.labels[:8])
-    assert repr(dataset) == (
-        "ShapesDataset(n=20, variant='single', split='train', seed=5, image_size=32, num_classes=5)"
+    assert torch.equal(labels, data.labels[:8])
+
+
+def test_spec_and_keywords_give_the_same_data() -> None:
+    spec = ShapesSpec(variant="shortcut", image_size=32, clutter=1)
+    by_spec = make_shapes(10, spec, split="test", seed=4)
+    by_keywords = make_shapes(
+        10, variant="shortcut", image_size=32, clutter=1, split="test", seed=4
     )
+    assert torch.equal(by_spec.images, by_keywords.images)
+    assert torch.equal(by_spec.cue_masks, by_keywords.cue_masks)
+    # keywords replace the spec's fields
+    assert make_shapes(2, spec, variant="single").variant == "single"
 
 
-def test_dataset_from_data_keeps_ground_truth(two: ShapesData) -> None:
-    dataset = ShapesDataset.from_data(two)
-    assert dataset.data is two
-    assert torch.equal(dataset[0][0], two.images[0])
-
-
-def test_from_data_rejects_other_objects() -> None:
-    with pytest.raises(TypeError, match="expects the ShapesData that make_shapes returns"):
-        ShapesDataset.from_data((torch.zeros(1), torch.zeros(1)))  # type: ignore[arg-type]
+def test_spec_is_frozen_and_rejects_unknown_options() -> None:
+    spec = ShapesSpec()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        spec.noise = 0.0  # type: ignore[misc]
+    with pytest.raises(TypeError, match="colour"):
+        make_shapes(2, colour="red")
 
 
 # ------------------------------------------------------------------------- errors

@@ -41,7 +41,7 @@ X34 = torch.tensor([[3.0, 4.0]])
 # -- scale_gradients -------------------------------------------------------------
 
 
-def test_scale_whole_model(mlp, assert_no_hooks):
+def test_scale_whole_model(mlp):
     x = torch.randn(3, 4)
     expected = grads_of(mlp, x)
     with scale_gradients(mlp, 0.25) as hooks:
@@ -51,7 +51,7 @@ def test_scale_whole_model(mlp, assert_no_hooks):
         mlp(x).sum().backward()
     for p, g in zip(mlp.parameters(), expected, strict=True):
         torch.testing.assert_close(p.grad, 0.25 * g, **TOL)
-    assert_no_hooks(mlp)
+    assert count_hooks(mlp) == {}
 
 
 def test_scale_chosen_layers_only(mlp):
@@ -83,7 +83,7 @@ def test_scale_a_single_intermediate_tensor():
     assert x.grad == pytest.approx(96.0)
 
 
-def test_scale_argument_errors(mlp, assert_no_hooks):
+def test_scale_argument_errors(mlp):
     with pytest.raises(TypeError, match="factor must be a number, got str"):
         scale_gradients(mlp, "0.5")  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="factor must be a number, got bool"):
@@ -105,17 +105,17 @@ def test_scale_argument_errors(mlp, assert_no_hooks):
     mlp.requires_grad_(False)
     with pytest.raises(ValueError, match="no parameter of Sequential requires grad"):
         scale_gradients(mlp, 0.5)
-    assert_no_hooks(mlp)
+    assert count_hooks(mlp) == {}
 
 
-def test_scale_skips_frozen_parameters(mlp, assert_no_hooks):
+def test_scale_skips_frozen_parameters(mlp):
     mlp[0].requires_grad_(False)
     with scale_gradients(mlp, 3.0) as hooks:
         assert len(hooks) == 2
-    assert_no_hooks(mlp)
+    assert count_hooks(mlp) == {}
 
 
-def test_scale_hooks_removed_on_exception(mlp, assert_no_hooks):
+def test_scale_hooks_removed_on_exception(mlp):
     def run() -> None:
         with scale_gradients(mlp, 2.0):
             msg = "in the body"
@@ -123,17 +123,17 @@ def test_scale_hooks_removed_on_exception(mlp, assert_no_hooks):
 
     with pytest.raises(RuntimeError, match="in the body"):
         run()
-    assert_no_hooks(mlp)
+    assert count_hooks(mlp) == {}
 
 
 # -- clip_gradients --------------------------------------------------------------
 
 
-def test_clip_by_norm(line, assert_no_hooks):
+def test_clip_by_norm(line):
     with clip_gradients(line, max_norm=1.0):
         line(X34).sum().backward()
     torch.testing.assert_close(line.weight.grad, torch.tensor([[0.6, 0.8]]), **TOL)
-    assert_no_hooks(line)
+    assert count_hooks(line) == {}
 
 
 def test_clip_by_value_and_both(line):
@@ -172,7 +172,7 @@ def test_clip_bounds_the_accumulated_gradient(line):
     assert float(line.weight.grad.norm()) == pytest.approx(1.0, rel=1e-5)
 
 
-def test_clip_argument_errors(mlp, assert_no_hooks):
+def test_clip_argument_errors(mlp):
     with pytest.raises(ValueError, match="give max_norm, max_value or both"):
         clip_gradients(mlp)
     with pytest.raises(ValueError, match="max_norm must be a finite positive number, got -1"):
@@ -184,7 +184,7 @@ def test_clip_argument_errors(mlp, assert_no_hooks):
     y = mlp[0].weight * 2
     with pytest.raises(ValueError, match=r"not a leaf tensor, so it has no \.grad"):
         clip_gradients([mlp[0].weight, y], max_norm=1.0)
-    assert_no_hooks(mlp)
+    assert count_hooks(mlp) == {}
 
 
 # -- detect_anomalies --------------------------------------------------------------
@@ -211,7 +211,7 @@ class HiddenNaNGrad(nn.Module):
         return x + 0 * self.w.sqrt()
 
 
-def test_forward_anomaly_names_the_module(assert_no_hooks):
+def test_forward_anomaly_names_the_module():
     model = nn.Sequential(nn.Identity(), Log(), nn.Identity())
     with pytest.raises(AnomalyError) as info, detect_anomalies(model):
         model(torch.tensor([1.0, 0.0, -1.0, -2.0]))
@@ -229,7 +229,7 @@ def test_forward_anomaly_names_the_module(assert_no_hooks):
         "forward pass: the output of module '1' has 2 NaN and 1 Inf values (of 4); "
         "its inputs were finite, so Log created them in its forward"
     )
-    assert_no_hooks(model)
+    assert count_hooks(model) == {}
 
 
 def test_bad_model_input():
@@ -258,7 +258,7 @@ def test_bad_input_from_a_parents_own_code():
         model(torch.ones(1, 2))
 
 
-def test_backward_anomaly_names_module_and_its_user(assert_no_hooks):
+def test_backward_anomaly_names_module_and_its_user():
     model = nn.Sequential(nn.Linear(3, 3), nn.ReLU(inplace=True), Sqrt(), nn.Linear(3, 1))
     with torch.no_grad():
         model[0].weight.fill_(1.0)
@@ -274,7 +274,7 @@ def test_backward_anomaly_names_module_and_its_user(assert_no_hooks):
         6,
     )
     assert "computed by the backward of the module(s) using this output: '2'" in str(err)
-    assert_no_hooks(model)
+    assert count_hooks(model) == {}
 
 
 def test_backward_anomaly_from_the_loss():
@@ -295,12 +295,12 @@ def test_backward_anomaly_in_a_parameter_gradient():
     assert info.value.nan == 1
 
 
-def test_no_anomaly_means_no_error_and_no_hooks(tiny_cnn, image, assert_no_hooks):
+def test_no_anomaly_means_no_error_and_no_hooks(tiny_cnn, image):
     with detect_anomalies(tiny_cnn):
         out = tiny_cnn(image)
         out.sum().backward()
     assert out._backward_hooks == {}
-    assert_no_hooks(tiny_cnn)
+    assert count_hooks(tiny_cnn) == {}
 
 
 def test_detects_in_resnet18(resnet18):

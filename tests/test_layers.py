@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from torch import nn
 
-from hooks_tutorial._layers import resolve_layers
+from hooks_tutorial.layers import resolve_layers
 
 
 def test_names_modules_and_lists_resolve_in_order(resnet18):

@@ -8,6 +8,7 @@ import pytest
 import torch
 from torch import nn
 
+from hooks_tutorial import count_hooks
 from hooks_tutorial.cam import GradCAM
 from hooks_tutorial.metrics import (
     average_drop,
@@ -50,16 +51,6 @@ def small_cnn() -> nn.Sequential:
         nn.AdaptiveAvgPool2d(1),
         nn.Flatten(),
         nn.Linear(8, 4),
-    )
-
-
-def hook_total(model: nn.Module) -> int:
-    return sum(
-        len(m._forward_hooks)
-        + len(m._forward_pre_hooks)
-        + len(m._backward_hooks)
-        + len(m._backward_pre_hooks)
-        for m in model.modules()
     )
 
 
@@ -289,7 +280,7 @@ def test_model_randomization_cascade() -> None:
     for key, value in model.state_dict().items():
         assert torch.equal(value, state[key]), key
     assert torch.equal(torch.random.get_rng_state(), rng_state)
-    assert hook_total(model) == 0
+    assert count_hooks(model) == {}
 
 
 def test_model_randomization_explicit_layers_and_determinism() -> None:

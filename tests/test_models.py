@@ -6,6 +6,7 @@ import pytest
 import torch
 from torch import nn
 
+from hooks_tutorial import count_hooks
 from hooks_tutorial.models import SimpleCNN, TinyConvNet
 
 
@@ -135,7 +136,7 @@ def test_tiny_conv_net_matches_the_course_example() -> None:
         handle.remove()
     assert out.shape == (1, 2)
     assert seen == [(torch.Size([1, 1, 4, 4]), torch.Size([1, 2, 4, 4]))]
-    assert not model.conv._forward_hooks
+    assert count_hooks(model) == {}
 
 
 def test_tiny_conv_net_is_seeded_by_default() -> None:

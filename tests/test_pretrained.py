@@ -7,14 +7,15 @@ narrow layers) into a temporary cache folder set through the environment.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import torch
 
-from hooks_tutorial import _pretrained as pretrained_module
-from hooks_tutorial._pretrained import (
+from hooks_tutorial import zoo
+from hooks_tutorial.data import ShapesSpec
+from hooks_tutorial.models import SimpleCNN
+from hooks_tutorial.zoo import (
     CACHE_ENV,
     PretrainedCacheWarning,
     PretrainedConfig,
@@ -22,26 +23,19 @@ from hooks_tutorial._pretrained import (
     pretrained,
     pretrained_config,
 )
-from hooks_tutorial.models import SimpleCNN
 
 TINY = dataclasses.replace(
     pretrained_config("simple_cnn-shapes"),
     n_train=32,
     n_test=16,
-    image_size=32,
+    data=ShapesSpec(image_size=32),
     channels=(4, 4, 8),
     epochs=1,
     batch_size=16,
 )
 
 
-@pytest.fixture(autouse=True)
-def _one_thread() -> Iterator[None]:
-    # tiny models: one thread avoids thread hand-off costs on a busy machine
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 @pytest.fixture
@@ -67,7 +61,7 @@ def _forbid_training(monkeypatch: pytest.MonkeyPatch) -> None:
         msg = "training was not expected: the cache should have been used"
         raise AssertionError(msg)
 
-    monkeypatch.setattr(pretrained_module, "_train", fail)
+    monkeypatch.setattr(zoo, "_train", fail)
 
 
 def test_trains_once_then_loads(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -153,7 +147,7 @@ def test_unwritable_cache_warns_and_returns_the_model(
     def refuse(path: Path, payload: object) -> None:
         raise PermissionError(13, "Permission denied", str(path))
 
-    monkeypatch.setattr(pretrained_module, "_save", refuse)
+    monkeypatch.setattr(zoo, "_save", refuse)
     with pytest.warns(
         PretrainedCacheWarning, match=f"could not cache the weights.*Set {CACHE_ENV}"
     ):
@@ -181,8 +175,8 @@ def test_key_follows_everything_that_sets_the_weights() -> None:
         dataclasses.replace(TINY, seed=1),
         dataclasses.replace(TINY, epochs=2),
         dataclasses.replace(TINY, channels=(4, 4, 4)),
-        dataclasses.replace(TINY, noise=0.0),
-        dataclasses.replace(TINY, variant="shortcut"),
+        dataclasses.replace(TINY, data=ShapesSpec(image_size=32, noise=0.0)),
+        dataclasses.replace(TINY, data=ShapesSpec(image_size=32, variant="shortcut")),
         dataclasses.replace(TINY, n_train_two=8),
         dataclasses.replace(TINY, multi_label=True),
     ]
@@ -193,13 +187,13 @@ def test_key_follows_everything_that_sets_the_weights() -> None:
 
 def test_key_includes_versions(monkeypatch: pytest.MonkeyPatch) -> None:
     before = TINY.key()
-    monkeypatch.setattr(pretrained_module, "__version__", "999.0")
+    monkeypatch.setattr(zoo, "_LIBRARY_VERSION", "999.0")
     assert TINY.key() != before
 
 
 def test_registered_configs() -> None:
-    assert pretrained_config("simple_cnn-shapes").variant == "single"
-    assert pretrained_config("simple_cnn-shortcut").variant == "shortcut"
+    assert pretrained_config("simple_cnn-shapes").data.variant == "single"
+    assert pretrained_config("simple_cnn-shortcut").data.variant == "shortcut"
     assert pretrained_config("simple_cnn-shapes").pool == "max"  # see benchmarks/bench_training.py
     multilabel = pretrained_config("simple_cnn-multilabel")
     assert multilabel.multi_label
@@ -229,7 +223,7 @@ def test_cache_dir_resolution(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -
 def _spy_fit(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, object]]:
     """Record what ``_train`` gives to ``fit`` (and still train)."""
     calls: list[dict[str, object]] = []
-    real_fit = pretrained_module.fit
+    real_fit = zoo.fit
 
     def spy(
         model: torch.nn.Module, data: tuple[torch.Tensor, torch.Tensor], **options: object
@@ -237,7 +231,7 @@ def _spy_fit(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, object]]:
         calls.append({"images": data[0], "labels": data[1], **options})
         return real_fit(model, data, **options)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(pretrained_module, "fit", spy)
+    monkeypatch.setattr(zoo, "fit", spy)
     return calls
 
 

@@ -7,14 +7,13 @@ from contextlib import AbstractContextManager, ExitStack
 from typing import Any
 
 import torch
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from torch import nn
 
-from hooks_tutorial._trace import trace
 from hooks_tutorial.capture import capture_activations, capture_gradients
 from hooks_tutorial.gradtools import clip_gradients, detect_anomalies, scale_gradients
 from hooks_tutorial.hooks import count_hooks
+from hooks_tutorial.tracing import trace
 
 SETTINGS = settings(max_examples=25, deadline=None)
 # Hooked and reference passes run the same kernels on the same values, so they
@@ -103,25 +102,6 @@ def reference_forward(model: nn.Sequential, x: torch.Tensor) -> list[torch.Tenso
     return outs
 
 
-def raw_hook_total(model: nn.Module) -> int:
-    total = 0
-    for m in model.modules():
-        for d in (
-            m._forward_hooks,
-            m._forward_pre_hooks,
-            m._backward_hooks,
-            m._backward_pre_hooks,
-            m._forward_hooks_with_kwargs,
-            m._forward_hooks_always_called,
-            m._forward_pre_hooks_with_kwargs,
-        ):
-            total += len(d)
-        for p in m.parameters(recurse=False):
-            total += len(p._backward_hooks or {})
-            total += len(p._post_accumulate_grad_hooks or {})
-    return total
-
-
 @SETTINGS
 @given(net=networks(), data=st.data())
 def test_activations_equal_layer_by_layer_outputs(
@@ -136,7 +116,7 @@ def test_activations_equal_layer_by_layer_outputs(
             model(x)
     for name in chosen:
         torch.testing.assert_close(acts[name], expected[int(name)], **TOL)
-    assert raw_hook_total(model) == 0
+    assert count_hooks(model) == {}
 
 
 @SETTINGS
@@ -174,7 +154,7 @@ def test_gradients_equal_autograd_grad(
         (model(x.clone()) * weights).sum().backward()  # clone: in-place ReLU first
     for name, ref in zip(chosen, expected, strict=True):
         torch.testing.assert_close(grads[name], ref, **TOL)
-    assert raw_hook_total(model) == 0
+    assert count_hooks(model) == {}
 
 
 ContextFactory = Callable[[nn.Module], AbstractContextManager[Any]]
@@ -232,7 +212,7 @@ def test_no_hook_survives_an_exception(
     assert raised
     assert count_hooks(model) == before
     user_handle.remove()
-    assert raw_hook_total(model) == 0
+    assert count_hooks(model) == {}
 
 
 @SETTINGS
@@ -249,4 +229,4 @@ def test_trace_leaves_no_hook(net: tuple[nn.Sequential, torch.Tensor], armed: bo
     else:
         assert not armed
         assert [r.name for r in result] == [str(i) for i in range(len(model))]
-    assert raw_hook_total(model) == 0
+    assert count_hooks(model) == {}

@@ -6,7 +6,8 @@ import pytest
 import torch
 from torch import nn
 
-from hooks_tutorial._trace import TraceResult, TraceRow, trace
+from hooks_tutorial import count_hooks
+from hooks_tutorial.tracing import TraceResult, TraceRow, trace
 
 
 class Pair(nn.Module):
@@ -27,7 +28,7 @@ class Explodes(nn.Module):
         raise ValueError(msg)
 
 
-def test_rows_of_a_small_mlp(mlp, assert_no_hooks):
+def test_rows_of_a_small_mlp(mlp):
     result = trace(mlp, torch.zeros(8, 4))
     assert isinstance(result, TraceResult)
     assert [(r.name, r.type, r.input_shapes, r.output_shapes, r.params) for r in result] == [
@@ -37,7 +38,7 @@ def test_rows_of_a_small_mlp(mlp, assert_no_hooks):
     ]
     assert all(isinstance(r.time_ms, float) for r in result)
     assert result.total_params == 37
-    assert_no_hooks(mlp)
+    assert count_hooks(mlp) == {}
 
 
 def test_text_table(mlp):
@@ -88,7 +89,7 @@ def test_shared_layer_appears_once_per_call():
     assert [r.name for r in result] == ["shared", "shared", "block.0", "block.1"]
 
 
-def test_resnet18(resnet18, assert_no_hooks):
+def test_resnet18(resnet18):
     result = trace(resnet18, torch.zeros(1, 3, 64, 64))
     assert len(result) == 60  # 4 stem + 8 blocks x 6 calls + 3 x 2 downsample + avgpool + fc
     assert result[0] == TraceRow(
@@ -96,7 +97,7 @@ def test_resnet18(resnet18, assert_no_hooks):
     )
     assert result[-1].output_shapes == ((1, 1000),)
     assert result.total_params == 11_689_512
-    assert_no_hooks(resnet18)
+    assert count_hooks(resnet18) == {}
 
 
 def test_runs_without_grad_by_default_and_with_grad_on_request(mlp):
@@ -113,11 +114,11 @@ def test_mode_is_left_alone(mlp):
     assert mlp.training
 
 
-def test_hooks_removed_when_forward_raises(assert_no_hooks):
+def test_hooks_removed_when_forward_raises():
     model = nn.Sequential(nn.Linear(2, 2), Explodes())
     with pytest.raises(ValueError, match="bad input"):
         trace(model, torch.zeros(1, 2))
-    assert_no_hooks(model)
+    assert count_hooks(model) == {}
 
 
 def test_non_tensor_inputs_are_named_by_type():

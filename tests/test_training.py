@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
@@ -11,7 +11,7 @@ import torch
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
-from hooks_tutorial.data import ShapesDataset
+from hooks_tutorial.data import make_shapes
 from hooks_tutorial.models import SimpleCNN, TinyConvNet
 from hooks_tutorial.training import (
     Callback,
@@ -23,14 +23,7 @@ from hooks_tutorial.training import (
     fit,
 )
 
-
-@pytest.fixture(autouse=True)
-def _one_thread() -> Iterator[None]:
-    # tiny models: one thread avoids thread hand-off costs on a busy machine
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def _toy_data(n: int = 20, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
@@ -397,7 +390,7 @@ def _state(model: nn.Module) -> dict[str, torch.Tensor]:
 
 
 def test_training_is_deterministic_for_a_seed() -> None:
-    data = ShapesDataset(48, image_size=32, seed=0)
+    data = make_shapes(48, image_size=32, seed=0)
     runs = []
     for _ in range(2):
         model = SimpleCNN(channels=(4, 8, 8), seed=0)
@@ -429,7 +422,7 @@ def test_empty_data_is_rejected() -> None:
 
 
 def test_model_output_must_match_classes() -> None:
-    data = ShapesDataset(8, image_size=32, seed=0)
+    data = make_shapes(8, image_size=32, seed=0)
     model = SimpleCNN(num_classes=3, channels=(4, 4, 4), seed=0)
     with pytest.raises(
         ValueError,

@@ -10,181 +10,29 @@ Importing the package is cheap: every public name is loaded on first use.
 
 from __future__ import annotations
 
-import importlib
 from importlib.metadata import PackageNotFoundError, version
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+import lazy_loader
 
 try:
     __version__ = version("hooks-tutorial")
 except PackageNotFoundError:  # pragma: no cover - running from a source tree
     __version__ = "0+unknown"
 
-# Public name -> submodule that defines it. Keep sorted within each group.
-_LAZY: dict[str, str] = {
-    # hook toolkit
-    "HookCounts": "hooks",
-    "HookGroup": "hooks",
-    "HookReport": "hooks",
-    "count_hooks": "hooks",
-    "remove_all_hooks": "hooks",
-    "resolve_layers": "_layers",
-    "Activations": "capture",
-    "Captures": "capture",
-    "MissingCaptureError": "capture",
-    "capture_activations": "capture",
-    "capture_gradients": "capture",
-    "TraceResult": "_trace",
-    "TraceRow": "_trace",
-    "trace": "_trace",
-    "clip_gradients": "gradtools",
-    "scale_gradients": "gradtools",
-    "detect_anomalies": "gradtools",
-    "AnomalyError": "gradtools",
-    # CAM engine
-    "CAM": "cam",
-    "GradCAM": "cam",
-    "GradCAMPlusPlus": "cam",
-    "XGradCAM": "cam",
-    "LayerCAM": "cam",
-    "HiResCAM": "cam",
-    "ScoreCAM": "cam",
-    "EigenCAM": "cam",
-    "GuidedBackprop": "cam",
-    "GuidedGradCAM": "cam",
-    "token_reshape_transform": "cam",
-    "overlay": "viz",
-    "plot_cams": "viz",
-    # data, models, training
-    "ShapesData": "data",
-    "ShapesDataset": "data",
-    "make_shapes": "data",
-    "SimpleCNN": "models",
-    "TinyConvNet": "models",
-    "fit": "training",
-    "Callback": "training",
-    "ProgressPrinter": "training",
-    "History": "training",
-    "EarlyStopping": "training",
-    "StopTraining": "training",
-    "evaluate": "training",
-    "PretrainedCacheWarning": "_pretrained",
-    "PretrainedConfig": "_pretrained",
-    "pretrained": "_pretrained",
-    "pretrained_config": "_pretrained",
-}
-
-__all__ = [
-    "CAM",
-    "Activations",
-    "AnomalyError",
-    "Callback",
-    "Captures",
-    "EarlyStopping",
-    "EigenCAM",
-    "GradCAM",
-    "GradCAMPlusPlus",
-    "GuidedBackprop",
-    "GuidedGradCAM",
-    "HiResCAM",
-    "History",
-    "HookCounts",
-    "HookGroup",
-    "HookReport",
-    "LayerCAM",
-    "MissingCaptureError",
-    "PretrainedCacheWarning",
-    "PretrainedConfig",
-    "ProgressPrinter",
-    "ScoreCAM",
-    "ShapesData",
-    "ShapesDataset",
-    "SimpleCNN",
-    "StopTraining",
-    "TinyConvNet",
-    "TraceResult",
-    "TraceRow",
-    "XGradCAM",
-    "__version__",
-    "capture_activations",
-    "capture_gradients",
-    "clip_gradients",
-    "count_hooks",
-    "detect_anomalies",
-    "evaluate",
-    "fit",
-    "make_shapes",
-    "overlay",
-    "plot_cams",
-    "pretrained",
-    "pretrained_config",
-    "remove_all_hooks",
-    "resolve_layers",
-    "scale_gradients",
-    "token_reshape_transform",
-    "trace",
-]
-
-
-# Public submodules, also loaded on first use (``ht.metrics.pointing_game``).
-_SUBMODULES = frozenset({"cam", "data", "metrics", "models", "training", "viz"})
-
-
-def __getattr__(name: str) -> Any:
-    if name in _SUBMODULES:
-        return importlib.import_module(f"{__name__}.{name}")
-    module_name = _LAZY.get(name)
-    if module_name is None:
-        msg = f"module 'hooks_tutorial' has no attribute {name!r}"
-        raise AttributeError(msg)
-    value = getattr(importlib.import_module(f"{__name__}.{module_name}"), name)
-    globals()[name] = value  # later look-ups skip __getattr__
-    return value
+# The public names are listed once, in __init__.pyi: type checkers read it, and
+# lazy_loader (Scientific Python SPEC 1) reads it here to import each name from
+# its module on first use, so importing the package stays cheap.
+_lazy_getattr, _, __all__ = lazy_loader.attach_stub(__name__, __file__)
+__all__ += ["__version__"]
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+    return list(__all__)
 
 
-if TYPE_CHECKING:  # pragma: no cover
-    from ._layers import resolve_layers
-    from ._pretrained import (
-        PretrainedCacheWarning,
-        PretrainedConfig,
-        pretrained,
-        pretrained_config,
-    )
-    from ._trace import TraceResult, TraceRow, trace
-    from .cam import (
-        CAM,
-        EigenCAM,
-        GradCAM,
-        GradCAMPlusPlus,
-        GuidedBackprop,
-        GuidedGradCAM,
-        HiResCAM,
-        LayerCAM,
-        ScoreCAM,
-        XGradCAM,
-        token_reshape_transform,
-    )
-    from .capture import (
-        Activations,
-        Captures,
-        MissingCaptureError,
-        capture_activations,
-        capture_gradients,
-    )
-    from .data import ShapesData, ShapesDataset, make_shapes
-    from .gradtools import AnomalyError, clip_gradients, detect_anomalies, scale_gradients
-    from .hooks import HookCounts, HookGroup, HookReport, count_hooks, remove_all_hooks
-    from .models import SimpleCNN, TinyConvNet
-    from .training import (
-        Callback,
-        EarlyStopping,
-        History,
-        ProgressPrinter,
-        StopTraining,
-        evaluate,
-        fit,
-    )
-    from .viz import overlay, plot_cams
+def __getattr__(name: str) -> Any:
+    if name not in __all__:
+        msg = f"module {__name__!r} has no attribute {name!r}"
+        raise AttributeError(msg)
+    return _lazy_getattr(name)

@@ -19,9 +19,9 @@ import torch
 from torch import nn
 from torch.utils.hooks import RemovableHandle
 
-from ._layers import LayersLike, resolve_layers
 from ._scope import Scope
 from .hooks import HookGroup
+from .layers import LayersLike, resolve_layers
 
 __all__ = [
     "Activations",
@@ -117,8 +117,6 @@ class Captures(Mapping[str, V], Generic[V]):
         self._values: dict[str, V] = {}
         self._what = what
         self._not_run_hint = not_run_hint
-        # set by capture_gradients: layers whose forward ran (for better messages)
-        self._ran: set[str] | None = None
 
     # -- recording (used by the hooks) ------------------------------------
     def _record(self, name: str, value: V) -> None:
@@ -154,13 +152,6 @@ class Captures(Mapping[str, V], Generic[V]):
             raise MissingCaptureError(self._missing_message(name)) from None
 
     def _missing_message(self, name: str) -> str:
-        if self._ran is not None and name in self._ran:
-            return (
-                f"no gradient reached the output of layer {name!r}: it ran during the "
-                "forward pass, but no backward pass through it happened while the hooks "
-                "were in place; call .backward() (or torch.autograd.grad) on a result "
-                "that depends on it inside the with block"
-            )
         return f"layer {name!r} did not run during the forward pass; {self._not_run_hint}"
 
     def __iter__(self) -> Iterator[str]:
@@ -181,6 +172,24 @@ class Captures(Mapping[str, V], Generic[V]):
             value = self._values.get(name)
             parts.append(f"{name!r}: {_describe(value) if name in self._values else 'not run'}")
         return f"Captures({self._what}; {{{', '.join(parts)}}})"
+
+
+class _Gradients(Captures[torch.Tensor]):
+    """The gradients of :func:`capture_gradients`; knows which layers' forward ran."""
+
+    def __init__(self, pairs: list[tuple[str, nn.Module]]) -> None:
+        super().__init__(pairs, what="gradients")
+        self.forward_ran: set[str] = set()
+
+    def _missing_message(self, name: str) -> str:
+        if name in self.forward_ran:
+            return (
+                f"no gradient reached the output of layer {name!r}: it ran during the "
+                "forward pass, but no backward pass through it happened while the hooks "
+                "were in place; call .backward() (or torch.autograd.grad) on a result "
+                "that depends on it inside the with block"
+            )
+        return super()._missing_message(name)
 
 
 class Activations(Captures[torch.Tensor]):
@@ -447,9 +456,7 @@ def capture_gradients(model: nn.Module, layers: LayersLike) -> Iterator[Captures
     RuntimeError: layer '2' ran with autograd disabled (inside torch.no_grad() or torch.inference_mode()), so no gradient can ever reach its output; call the model with gradients enabled, for example inside `with torch.enable_grad():` (model.eval() alone is fine: it only changes Dropout and BatchNorm)
     """
     pairs = resolve_layers(model, layers)
-    grads: Captures[torch.Tensor] = Captures(pairs, what="gradients")
-    ran: set[str] = set()
-    grads._ran = ran
+    grads = _Gradients(pairs)
     tensor_handles: list[RemovableHandle] = []
 
     def grad_hook(name: str) -> Any:
@@ -460,7 +467,7 @@ def capture_gradients(model: nn.Module, layers: LayersLike) -> Iterator[Captures
 
     def forward_hook(name: str) -> Any:
         def hook(module: nn.Module, _args: tuple[Any, ...], output: Any) -> None:
-            ran.add(name)
+            grads.forward_ran.add(name)
             if not isinstance(output, torch.Tensor):
                 msg = (
                     f"capture_gradients needs layers whose output is a single tensor; layer "

@@ -27,9 +27,10 @@ run.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
-from typing import Literal, TypeAlias, cast, get_args
+from typing import Any, Literal, TypeAlias, get_args
 
 import numpy as np
 import numpy.typing as npt
@@ -37,7 +38,7 @@ import torch
 from torch import Tensor
 from torch.utils.data import Dataset
 
-__all__ = ["CLASSES", "CUE_COLOURS", "ShapesData", "ShapesDataset", "make_shapes"]
+__all__ = ["CLASSES", "CUE_COLOURS", "ShapesData", "ShapesSpec", "make_shapes"]
 
 #: Class names, in label order.
 CLASSES: tuple[str, ...] = ("circle", "square", "triangle", "star", "cross")
@@ -66,9 +67,151 @@ _VARIANT_CODE = {"single": 1, "two": 2, "shortcut": 3}
 _SPLIT_CODE = {"train": 1, "test": 2}
 
 
+def _is_int(value: object) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
+@dataclass(frozen=True)
+class ShapesSpec:
+    """What the generated images look like: every option of :func:`make_shapes` but the count.
+
+    A frozen, validated description of the data, shared by :func:`make_shapes`
+    and :class:`~hooks_tutorial.PretrainedConfig`; change it with
+    :func:`dataclasses.replace`. The split and the seed are not part of it:
+    the same spec gives the train and test sets.
+
+    Attributes
+    ----------
+    variant : {"single", "two", "shortcut"}, default "single"
+        ``"single"``: one object. ``"two"``: two objects of different classes,
+        one in each half of the image. ``"shortcut"``: one object and a small
+        coloured square (the cue) in a random corner, whose colour
+        ``CUE_COLOURS[c]`` stands for class ``c``.
+    image_size : int, default 64
+        Side of the square images in pixels.
+    num_classes : int, default 5
+        Use the first ``num_classes`` of :data:`CLASSES`.
+    object_size : (float, float), default (0.35, 0.6)
+        Smallest and largest object diameter as fractions of ``image_size``. In
+        the ``"two"`` variant an object is at most half the image wide.
+    clutter : int, default 4
+        Distractors per image.
+    noise : float, default 0.05
+        Largest standard deviation of the background noise (each image draws its
+        own, up to this).
+    rotation : float, default 180.0
+        Objects are turned by a random angle in ``[-rotation, rotation]`` degrees
+        (``0``: upright shapes).
+    cue_agreement : float or None, default None
+        Shortcut variant only: the probability that the cue shows the image's
+        own class; otherwise it shows a class drawn at random. ``None`` means 1
+        for the train split and 0 (a random cue, independent of the label) for
+        the test split.
+
+    Raises
+    ------
+    ValueError
+        For an unknown variant, ``num_classes`` outside 1 to 5 (or below 2 for
+        ``"two"``), negative ``clutter`` or ``noise``, ``rotation`` outside 0 to
+        180, ``cue_agreement`` outside [0, 1], or an image too small for the
+        objects.
+
+    Examples
+    --------
+    >>> spec = ShapesSpec(variant="two", image_size=48)
+    >>> make_shapes(4, spec, split="test").images.shape
+    torch.Size([4, 3, 48, 48])
+    >>> ShapesSpec(num_classes=9)
+    Traceback (most recent call last):
+    ...
+    ValueError: num_classes must be an int from 1 to 5 (the shapes are circle, square, triangle, star, cross), got 9
+    """
+
+    variant: Variant = "single"
+    image_size: int = 64
+    num_classes: int = 5
+    object_size: tuple[float, float] = (0.35, 0.6)
+    clutter: int = 4
+    noise: float = 0.05
+    rotation: float = 180.0
+    cue_agreement: float | None = None
+
+    def __post_init__(self) -> None:
+        self._check_kinds()
+        self._check_fit()
+
+    def _check_kinds(self) -> None:
+        variant, num_classes, clutter = self.variant, self.num_classes, self.clutter
+        if variant not in _VARIANT_CODE:
+            msg = (
+                f"unknown variant {variant!r}; use one of {', '.join(map(repr, get_args(Variant)))}"
+            )
+            raise ValueError(msg)
+        if not _is_int(num_classes) or not 1 <= num_classes <= len(CLASSES):
+            msg = (
+                f"num_classes must be an int from 1 to {len(CLASSES)} (the shapes are "
+                f"{', '.join(CLASSES)}), got {num_classes!r}"
+            )
+            raise ValueError(msg)
+        if variant == "two" and num_classes < 2:
+            msg = "the 'two' variant puts two different classes in each image; use num_classes >= 2"
+            raise ValueError(msg)
+        if not _is_int(clutter) or clutter < 0:
+            msg = f"clutter must be a non-negative int (distractors per image), got {clutter!r}"
+            raise ValueError(msg)
+        if not math.isfinite(self.noise) or self.noise < 0:
+            msg = (
+                "noise must be a finite number >= 0 (the noise's standard deviation), "
+                f"got {self.noise!r}"
+            )
+            raise ValueError(msg)
+        if not 0.0 <= self.rotation <= 180.0:
+            msg = f"rotation must be an angle in degrees from 0 to 180, got {self.rotation!r}"
+            raise ValueError(msg)
+        agreement = self.cue_agreement
+        if agreement is not None and not 0.0 <= agreement <= 1.0:
+            msg = f"cue_agreement must be a probability in [0, 1] or None, got {agreement!r}"
+            raise ValueError(msg)
+
+    def _check_fit(self) -> None:
+        """The objects must fit the image (and, for ``"two"``, half of it)."""
+        lo, hi = self.object_size
+        if not 0.0 < lo <= hi <= 1.0:
+            msg = (
+                "object_size must be (smallest, largest) object diameter as fractions of the "
+                f"image side, with 0 < smallest <= largest <= 1; got {self.object_size!r}"
+            )
+            raise ValueError(msg)
+        image_size = self.image_size
+        if not _is_int(image_size):
+            msg = f"image_size must be an int, got {image_size!r}"
+            raise ValueError(msg)
+        smallest = lo * image_size
+        if smallest < _MIN_OBJECT_PX:
+            msg = (
+                f"image too small for the objects: at image_size={image_size} the smallest "
+                f"object would be {smallest:.1f} px wide, and shapes need {_MIN_OBJECT_PX} px; "
+                f"use image_size >= {math.ceil(_MIN_OBJECT_PX / lo)} or a larger object_size[0]"
+            )
+            raise ValueError(msg)
+        if self.variant == "two" and smallest > image_size / 2 - 2 * _MARGIN:
+            msg = (
+                f"objects too large for the 'two' variant: each object gets half the image, at "
+                f"most {image_size / 2 - 2 * _MARGIN:.1f} px at image_size={image_size}, but "
+                f"object_size[0]={lo} asks for {smallest:.1f} px; use object_size[0] <= "
+                f"{(image_size / 2 - 2 * _MARGIN) / image_size:.2f}"
+            )
+            raise ValueError(msg)
+
+
 @dataclass(frozen=True, eq=False)
-class ShapesData:
+class ShapesData(Dataset[tuple[Tensor, Tensor]]):
     """Images and their ground truth, as tensors (returned by :func:`make_shapes`).
+
+    It is also a :class:`torch.utils.data.Dataset` of ``(image, label)`` pairs,
+    so it can be passed to :func:`~hooks_tutorial.training.fit` or a
+    :class:`~torch.utils.data.DataLoader` as it is (``fit`` then checks the
+    model's outputs against :attr:`num_classes`).
 
     ``N`` is the number of images, ``S`` the image side and ``K`` the number of
     objects per image (1, or 2 for the ``"two"`` variant). Boxes are
@@ -116,6 +259,9 @@ class ShapesData:
     def __len__(self) -> int:
         return int(self.images.shape[0])
 
+    def __getitem__(self, index: int) -> tuple[Tensor, Tensor]:
+        return self.images[index], self.labels[index]
+
     @property
     def num_classes(self) -> int:
         """Number of classes."""
@@ -141,82 +287,6 @@ class ShapesData:
         """
         targets = torch.zeros(len(self), self.num_classes)
         return targets.scatter_(1, self.object_labels, 1.0)
-
-
-# --------------------------------------------------------------------------- checks
-
-
-def _check_args(
-    n: int,
-    variant: str,
-    split: str,
-    image_size: int,
-    num_classes: int,
-    object_size: tuple[float, float],
-    clutter: int,
-    noise: float,
-    rotation: float,
-    cue_agreement: float | None,
-) -> None:
-    def _is_int(value: object) -> bool:
-        return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
-
-    if not _is_int(n) or n < 0:
-        msg = f"n must be a non-negative int (the number of images), got {n!r}"
-        raise ValueError(msg)
-    if variant not in _VARIANT_CODE:
-        msg = f"unknown variant {variant!r}; use one of {', '.join(map(repr, get_args(Variant)))}"
-        raise ValueError(msg)
-    if split not in _SPLIT_CODE:
-        msg = f"unknown split {split!r}; use 'train' or 'test'"
-        raise ValueError(msg)
-    if not _is_int(num_classes) or not 1 <= num_classes <= len(CLASSES):
-        msg = (
-            f"num_classes must be an int from 1 to {len(CLASSES)} (the shapes are "
-            f"{', '.join(CLASSES)}), got {num_classes!r}"
-        )
-        raise ValueError(msg)
-    if variant == "two" and num_classes < 2:
-        msg = "the 'two' variant puts two different classes in each image; use num_classes >= 2"
-        raise ValueError(msg)
-    if not _is_int(clutter) or clutter < 0:
-        msg = f"clutter must be a non-negative int (distractors per image), got {clutter!r}"
-        raise ValueError(msg)
-    if not math.isfinite(noise) or noise < 0:
-        msg = f"noise must be a finite number >= 0 (the noise's standard deviation), got {noise!r}"
-        raise ValueError(msg)
-    if not 0.0 <= rotation <= 180.0:
-        msg = f"rotation must be an angle in degrees from 0 to 180, got {rotation!r}"
-        raise ValueError(msg)
-    if cue_agreement is not None and not 0.0 <= cue_agreement <= 1.0:
-        msg = f"cue_agreement must be a probability in [0, 1] or None, got {cue_agreement!r}"
-        raise ValueError(msg)
-    lo, hi = object_size
-    if not 0.0 < lo <= hi <= 1.0:
-        msg = (
-            "object_size must be (smallest, largest) object diameter as fractions of the "
-            f"image side, with 0 < smallest <= largest <= 1; got {object_size!r}"
-        )
-        raise ValueError(msg)
-    if not _is_int(image_size):
-        msg = f"image_size must be an int, got {image_size!r}"
-        raise ValueError(msg)
-    smallest = lo * image_size
-    if smallest < _MIN_OBJECT_PX:
-        msg = (
-            f"image too small for the objects: at image_size={image_size} the smallest object "
-            f"would be {smallest:.1f} px wide, and shapes need {_MIN_OBJECT_PX} px; use "
-            f"image_size >= {math.ceil(_MIN_OBJECT_PX / lo)} or a larger object_size[0]"
-        )
-        raise ValueError(msg)
-    if variant == "two" and smallest > image_size / 2 - 2 * _MARGIN:
-        msg = (
-            f"objects too large for the 'two' variant: each object gets half the image, at "
-            f"most {image_size / 2 - 2 * _MARGIN:.1f} px at image_size={image_size}, but "
-            f"object_size[0]={lo} asks for {smallest:.1f} px; use object_size[0] <= "
-            f"{(image_size / 2 - 2 * _MARGIN) / image_size:.2f}"
-        )
-        raise ValueError(msg)
 
 
 # ------------------------------------------------------------------ shape drawing
@@ -354,105 +424,8 @@ def _boxes(masks: _BOOL) -> _INT:
 # -------------------------------------------------------------------- the generator
 
 
-def make_shapes(
-    n: int = 1000,
-    *,
-    variant: Variant = "single",
-    split: Split = "train",
-    seed: int = 0,
-    image_size: int = 64,
-    num_classes: int = 5,
-    object_size: tuple[float, float] = (0.35, 0.6),
-    clutter: int = 4,
-    noise: float = 0.05,
-    rotation: float = 180.0,
-    cue_agreement: float | None = None,
-) -> ShapesData:
-    """Generate ``n`` images of simple shapes with their labels, masks and boxes.
-
-    Each image has a background made of a colour, a brightness gradient, faint
-    stripes and noise; ``clutter`` small distractors (short segments, dots,
-    rings); and the object(s), drawn in a flat colour that contrasts with the
-    background. The object's pixels are exactly its mask.
-
-    Parameters
-    ----------
-    n : int, default 1000
-        Number of images (``0`` gives an empty set).
-    variant : {"single", "two", "shortcut"}, default "single"
-        ``"single"``: one object. ``"two"``: two objects of different classes,
-        one in each half of the image. ``"shortcut"``: one object and a small
-        coloured square (the cue) in a random corner, whose colour
-        ``CUE_COLOURS[c]`` stands for class ``c``.
-    split : {"train", "test"}, default "train"
-        Train and test sets made with the same seed hold different images. For
-        the shortcut variant the split sets how often the cue tells the truth
-        (see ``cue_agreement``).
-    seed : int, default 0
-        Same seed, same arguments: same data, on every run.
-    image_size : int, default 64
-        Side of the square images in pixels.
-    num_classes : int, default 5
-        Use the first ``num_classes`` of :data:`CLASSES`.
-    object_size : (float, float), default (0.35, 0.6)
-        Smallest and largest object diameter as fractions of ``image_size``. In
-        the ``"two"`` variant an object is at most half the image wide.
-    clutter : int, default 4
-        Distractors per image.
-    noise : float, default 0.05
-        Largest standard deviation of the background noise (each image draws its
-        own, up to this).
-    rotation : float, default 180.0
-        Objects are turned by a random angle in ``[-rotation, rotation]`` degrees
-        (``0``: upright shapes).
-    cue_agreement : float or None, default None
-        Shortcut variant only: the probability that the cue shows the image's
-        own class; otherwise it shows a class drawn at random. ``None`` means 1
-        for the train split and 0 (a random cue, independent of the label) for
-        the test split.
-
-    Returns
-    -------
-    ShapesData
-        Images ``float32 [n, 3, S, S]`` in ``[0, 1]``, labels ``int64 [n]``,
-        masks ``bool [n, S, S]``, boxes ``int64 [n, 4]``, the same per object,
-        and the cue's mask and class.
-
-    Raises
-    ------
-    ValueError
-        For a negative ``n``, an unknown variant or split, ``num_classes``
-        outside 1 to 5 (or below 2 for ``"two"``), negative ``clutter`` or
-        ``noise``, ``rotation`` outside 0 to 180, or an image too small for the
-        objects.
-
-    Examples
-    --------
-    >>> data = make_shapes(8, seed=0)
-    >>> data.images.shape, data.labels.shape, data.masks.shape, data.boxes.shape
-    (torch.Size([8, 3, 64, 64]), torch.Size([8]), torch.Size([8, 64, 64]), torch.Size([8, 4]))
-    >>> bool(torch.equal(data.images, make_shapes(8, seed=0).images))
-    True
-    """
-    _check_args(
-        n,
-        variant,
-        split,
-        image_size,
-        num_classes,
-        object_size,
-        clutter,
-        noise,
-        rotation,
-        cue_agreement,
-    )
-    size = int(image_size)
-    rng = np.random.default_rng(
-        [int(seed) & 0xFFFFFFFF, _VARIANT_CODE[variant], _SPLIT_CODE[split]]
-    )
-    n_objects = 2 if variant == "two" else 1
-
-    # --- background: colour + brightness ramp + stripes + noise ------------------------
+def _background(rng: np.random.Generator, n: int, size: int, noise: float) -> tuple[_F32, _F64]:
+    """Colour + brightness ramp + stripes + noise: images ``[n, 3, S * S]`` and their colours."""
     colour = rng.uniform(0.1, 0.9, (n, 3))
     tilt = rng.uniform(0, 2 * math.pi, n)
     ramp = rng.uniform(0.0, 0.3, n)
@@ -487,29 +460,37 @@ def make_shapes(
     ).astype(np.float32)
     texture = np.matmul(left, right)  # [n, S, S]
     texture += noise_bytes * step.astype(np.float32)[:, None, None]
-
-    # --- paint: clutter, then objects, then the cue; later items cover earlier ones ----
     images = np.empty((n, 3, size * size), dtype=np.float32)
     np.add(texture.reshape(n, 1, size * size), colour.astype(np.float32)[:, :, None], out=images)
     np.clip(images, 0.0, 1.0, out=images)
-    flat_images = images.reshape(-1)
+    return images, colour
 
-    def paint(rows: _INT, pixels: _INT, colours: npt.NDArray[np.float64]) -> None:
-        """Give pixel ``pixels[j]`` of image ``rows[j]`` the colour ``colours[rows[j]]``."""
-        start = rows * (3 * size * size) + pixels
-        for channel in range(3):
-            flat_images[start + channel * size * size] = colours[rows, channel]
 
-    for _ in range(clutter):
-        rows, pixels = _draw_clutter(rng, n, size)
-        paint(rows, pixels, rng.uniform(0, 1, (n, 3)))
+def _paint(images: _F32, rows: _INT, pixels: _INT, colours: _F64) -> None:
+    """Give pixel ``pixels[j]`` of image ``rows[j]`` the colour ``colours[rows[j]]``, in place.
 
+    ``images`` is ``[n, 3, S * S]``; items painted later cover earlier ones.
+    """
+    plane = images.shape[2]
+    flat = images.reshape(-1)
+    start = rows * (3 * plane) + pixels
+    for channel in range(3):
+        flat[start + channel * plane] = colours[rows, channel]
+
+
+def _objects(
+    rng: np.random.Generator, spec: ShapesSpec, images: _F32, colour: _F64
+) -> tuple[_INT, _BOOL]:
+    """Draw the object(s) of every image; return labels ``[n, K]`` and masks ``[n, K, S * S]``."""
+    n: int = images.shape[0]
+    size, num_classes = int(spec.image_size), spec.num_classes
+    n_objects = 2 if spec.variant == "two" else 1
     labels = np.zeros((n, n_objects), dtype=np.int64)
     labels[:, 0] = rng.integers(0, num_classes, n)
     if n_objects == 2:  # a different class for the second object
         labels[:, 1] = (labels[:, 0] + rng.integers(1, num_classes, n)) % num_classes
-    lo, hi = object_size[0] * size, object_size[1] * size
-    object_masks = np.zeros((n, n_objects, size * size), dtype=bool)
+    lo, hi = spec.object_size[0] * size, spec.object_size[1] * size
+    masks = np.zeros((n, n_objects, size * size), dtype=bool)
     if n_objects == 2:
         hi = min(hi, size / 2 - 2 * _MARGIN)
         left_right = rng.random(n) < 0.5  # split into left/right (else top/bottom) halves
@@ -525,33 +506,119 @@ def make_shapes(
             across = rng.uniform(radius + _MARGIN, size - radius - _MARGIN)
             cx = np.where(left_right, along, across)
             cy = np.where(left_right, across, along)
-        angle = np.deg2rad(rng.uniform(-rotation, rotation, n))
+        angle = np.deg2rad(rng.uniform(-spec.rotation, spec.rotation, n))
         rows, pixels = _draw_objects(labels[:, k], cx, cy, radius, angle, size)
-        object_masks[rows, k, pixels] = True
-        paint(rows, pixels, _contrasting(rng, colour, n))
+        masks[rows, k, pixels] = True
+        _paint(images, rows, pixels, _contrasting(rng, colour, n))
+    return labels, masks
 
+
+def _cue(
+    rng: np.random.Generator, spec: ShapesSpec, split: Split, images: _F32, labels: _INT
+) -> tuple[_BOOL, _INT]:
+    """Paint the shortcut cue in a random corner; return its masks ``[n, S * S]`` and classes."""
+    n: int = images.shape[0]
+    size = int(spec.image_size)
+    agreement = spec.cue_agreement if spec.cue_agreement is not None else float(split == "train")
+    honest = rng.random(n) < agreement
+    cue_labels = np.where(honest, labels[:, 0], rng.integers(0, spec.num_classes, n))
+    side = max(3, round(0.1 * size))
+    corner = rng.integers(0, 4, n)
+    x0 = np.where(corner % 2 == 0, 2, size - 2 - side)
+    y0 = np.where(corner // 2 == 0, 2, size - 2 - side)
+    square = np.arange(side)
+    pixels = (y0[:, None] + square)[:, :, None] * size + (x0[:, None] + square)[:, None, :]
+    rows = np.broadcast_to(np.arange(n)[:, None, None], pixels.shape)
     cue_masks = np.zeros((n, size * size), dtype=bool)
-    cue_labels = np.full(n, -1, dtype=np.int64)
-    if variant == "shortcut":
-        agreement = cue_agreement if cue_agreement is not None else float(split == "train")
-        honest = rng.random(n) < agreement
-        cue_labels = np.where(honest, labels[:, 0], rng.integers(0, num_classes, n))
-        side = max(3, round(0.1 * size))
-        corner = rng.integers(0, 4, n)
-        x0 = np.where(corner % 2 == 0, 2, size - 2 - side)
-        y0 = np.where(corner // 2 == 0, 2, size - 2 - side)
-        square = np.arange(side)
-        pixels = (y0[:, None] + square)[:, :, None] * size + (x0[:, None] + square)[:, None, :]
-        rows = np.broadcast_to(np.arange(n)[:, None, None], pixels.shape)
-        cue_masks[rows, pixels] = True
-        paint(rows.reshape(-1), pixels.reshape(-1), np.asarray(CUE_COLOURS)[cue_labels])
-        object_masks &= ~cue_masks[:, None]  # the cue covers what lies under it
+    cue_masks[rows, pixels] = True
+    _paint(images, rows.reshape(-1), pixels.reshape(-1), np.asarray(CUE_COLOURS)[cue_labels])
+    return cue_masks, cue_labels
 
+
+def make_shapes(
+    n: int = 1000,
+    spec: ShapesSpec | None = None,
+    *,
+    split: Split = "train",
+    seed: int = 0,
+    **options: Any,
+) -> ShapesData:
+    """Generate ``n`` images of simple shapes with their labels, masks and boxes.
+
+    Each image has a background made of a colour, a brightness gradient, faint
+    stripes and noise; ``clutter`` small distractors (short segments, dots,
+    rings); and the object(s), drawn in a flat colour that contrasts with the
+    background. The object's pixels are exactly its mask.
+
+    Parameters
+    ----------
+    n : int, default 1000
+        Number of images (``0`` gives an empty set).
+    spec : ShapesSpec, optional
+        What the images look like (variant, size, classes, objects, clutter,
+        noise, rotation, cue); defaults to ``ShapesSpec()``.
+    split : {"train", "test"}, default "train"
+        Train and test sets made with the same seed hold different images. For
+        the shortcut variant the split sets how often the cue tells the truth
+        (see :attr:`ShapesSpec.cue_agreement`).
+    seed : int, default 0
+        Same seed, same arguments: same data, on every run.
+    **options
+        Any field of :class:`ShapesSpec` (``variant``, ``image_size``,
+        ``num_classes``, ``object_size``, ``clutter``, ``noise``,
+        ``rotation``, ``cue_agreement``), replacing the one in ``spec``:
+        ``make_shapes(64, variant="two")``.
+
+    Returns
+    -------
+    ShapesData
+        Images ``float32 [n, 3, S, S]`` in ``[0, 1]``, labels ``int64 [n]``,
+        masks ``bool [n, S, S]``, boxes ``int64 [n, 4]``, the same per object,
+        and the cue's mask and class.
+
+    Raises
+    ------
+    ValueError
+        For a negative ``n``, an unknown split, or an invalid option (see
+        :class:`ShapesSpec`).
+    TypeError
+        For an unknown option.
+
+    Examples
+    --------
+    >>> data = make_shapes(8, seed=0)
+    >>> data.images.shape, data.labels.shape, data.masks.shape, data.boxes.shape
+    (torch.Size([8, 3, 64, 64]), torch.Size([8]), torch.Size([8, 64, 64]), torch.Size([8, 4]))
+    >>> bool(torch.equal(data.images, make_shapes(8, seed=0).images))
+    True
+    """
+    spec = dataclasses.replace(spec or ShapesSpec(), **options) if options else spec or ShapesSpec()
+    if not _is_int(n) or n < 0:
+        msg = f"n must be a non-negative int (the number of images), got {n!r}"
+        raise ValueError(msg)
+    if split not in _SPLIT_CODE:
+        msg = f"unknown split {split!r}; use 'train' or 'test'"
+        raise ValueError(msg)
+    size = int(spec.image_size)
+    rng = np.random.default_rng(
+        [int(seed) & 0xFFFFFFFF, _VARIANT_CODE[spec.variant], _SPLIT_CODE[split]]
+    )
+    images, colour = _background(rng, n, size, spec.noise)
+    for _ in range(spec.clutter):
+        rows, pixels = _draw_clutter(rng, n, size)
+        _paint(images, rows, pixels, rng.uniform(0, 1, (n, 3)))
+    labels, object_masks = _objects(rng, spec, images, colour)
+    if spec.variant == "shortcut":
+        cue_masks, cue_labels = _cue(rng, spec, split, images, labels)
+        object_masks &= ~cue_masks[:, None]  # the cue covers what lies under it
+    else:
+        cue_masks, cue_labels = np.zeros((n, size * size), dtype=bool), np.full(n, -1)
+
+    n_objects = labels.shape[1]
     object_masks_2d = object_masks.reshape(n, n_objects, size, size)
-    object_boxes = _boxes(object_masks_2d)
     object_labels = torch.from_numpy(labels)
     object_masks_t = torch.from_numpy(object_masks_2d)
-    object_boxes_t = torch.from_numpy(object_boxes)
+    object_boxes_t = torch.from_numpy(_boxes(object_masks_2d))
     return ShapesData(
         images=torch.from_numpy(images.reshape(n, 3, size, size)),
         labels=object_labels[:, 0].contiguous(),
@@ -561,122 +628,9 @@ def make_shapes(
         object_masks=object_masks_t,
         object_boxes=object_boxes_t,
         cue_masks=torch.from_numpy(cue_masks.reshape(n, size, size)),
-        cue_labels=torch.from_numpy(cue_labels),
-        classes=CLASSES[:num_classes],
-        variant=variant,
+        cue_labels=torch.from_numpy(cue_labels.astype(np.int64)),
+        classes=CLASSES[: spec.num_classes],
+        variant=spec.variant,
         split=split,
         seed=int(seed),
     )
-
-
-class ShapesDataset(Dataset[tuple[Tensor, Tensor]]):
-    """The generated shapes as a :class:`torch.utils.data.Dataset` of ``(image, label)``.
-
-    The images are made once, in memory, by :func:`make_shapes`; the full
-    ground truth stays available as :attr:`data` (masks, boxes, the cue).
-
-    Parameters
-    ----------
-    n : int, default 1000
-        Number of images.
-    variant, split, seed, image_size, num_classes
-        As in :func:`make_shapes`. To use other :func:`make_shapes` options,
-        wrap its result with :meth:`from_data`.
-
-    Attributes
-    ----------
-    data : ShapesData
-        Everything :func:`make_shapes` returned: images, labels, masks, boxes, cue.
-
-    Raises
-    ------
-    ValueError
-        For impossible generator arguments (see :func:`make_shapes`).
-
-    Examples
-    --------
-    >>> train = ShapesDataset(256, seed=0)
-    >>> image, label = train[0]
-    >>> image.shape, label.dtype, len(train), train.num_classes
-    (torch.Size([3, 64, 64]), torch.int64, 256, 5)
-    >>> loader = torch.utils.data.DataLoader(train, batch_size=64, shuffle=True)
-    >>> test = ShapesDataset.from_data(make_shapes(64, split="test", clutter=0))
-    """
-
-    def __init__(
-        self,
-        n: int = 1000,
-        *,
-        variant: Variant = "single",
-        split: Split = "train",
-        seed: int = 0,
-        image_size: int = 64,
-        num_classes: int = 5,
-    ) -> None:
-        self.data = make_shapes(
-            n,
-            variant=variant,
-            split=split,
-            seed=seed,
-            image_size=image_size,
-            num_classes=num_classes,
-        )
-
-    @classmethod
-    def from_data(cls, data: ShapesData) -> ShapesDataset:
-        """Wrap data made by :func:`make_shapes` (with any of its options).
-
-        Parameters
-        ----------
-        data : ShapesData
-            The images and ground truth.
-
-        Returns
-        -------
-        ShapesDataset
-            A data set of ``(data.images[i], data.labels[i])`` pairs.
-
-        Raises
-        ------
-        TypeError
-            If ``data`` is not a :class:`ShapesData`.
-        """
-        if not isinstance(cast("object", data), ShapesData):
-            msg = f"from_data expects the ShapesData that make_shapes returns, got {type(data).__name__}"
-            raise TypeError(msg)
-        dataset = cls.__new__(cls)
-        dataset.data = data
-        return dataset
-
-    @property
-    def classes(self) -> tuple[str, ...]:
-        """Class names in label order."""
-        return self.data.classes
-
-    @property
-    def num_classes(self) -> int:
-        """Number of classes."""
-        return self.data.num_classes
-
-    @property
-    def images(self) -> Tensor:
-        """All images, ``float32 [N, 3, S, S]``."""
-        return self.data.images
-
-    @property
-    def labels(self) -> Tensor:
-        """All labels, ``int64 [N]``."""
-        return self.data.labels
-
-    def __len__(self) -> int:
-        return len(self.data)
-
-    def __getitem__(self, index: int) -> tuple[Tensor, Tensor]:
-        return self.data.images[index], self.data.labels[index]
-
-    def __repr__(self) -> str:
-        d = self.data
-        return (
-            f"ShapesDataset(n={len(d)}, variant={d.variant!r}, split={d.split!r}, "
-            f"seed={d.seed}, image_size={d.images.shape[-1]}, num_classes={d.num_classes})"
-        )

@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 import sys
 import time
-from collections.abc import Iterable, Mapping, Sequence, Sized
+from collections.abc import Iterable, Iterator, Mapping, Sequence, Sized
 from typing import Any, Literal, TextIO, TypeAlias, cast
 
 import torch
@@ -485,6 +485,46 @@ def _unpack(batch: object, name: str) -> tuple[Tensor, Tensor]:
     return inputs, labels
 
 
+class _Running:
+    """Mean loss and accuracy over the batches seen so far (one epoch, or one evaluation)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.loss, self.correct, self.count = 0.0, 0, 0
+
+    def add(self, loss: Tensor, scores: Tensor, labels: Tensor) -> float:
+        """Count one batch; return its mean loss."""
+        value = float(loss.detach())
+        size = labels.shape[0]
+        self.loss += value * size
+        self.correct += _correct(scores.detach(), labels)
+        self.count += size
+        return value
+
+    def means(self) -> dict[str, float]:
+        if self.count == 0:
+            msg = f"{self.name} gave no batches; give it at least one (input, label) pair"
+            raise ValueError(msg)
+        return {"loss": self.loss / self.count, "accuracy": self.correct / self.count}
+
+
+def _scored(
+    model: nn.Module,
+    batches: Iterable[object],
+    name: str,
+    loss_fn: nn.Module,
+    num_classes: int | None,
+    device: torch.device,
+) -> Iterator[tuple[Tensor, Tensor, Tensor]]:
+    """The batch loop of :func:`fit` and :func:`evaluate`: ``(scores, labels, loss)`` per batch."""
+    for batch in batches:
+        inputs, labels = _unpack(batch, name)
+        inputs, labels = inputs.to(device), labels.to(device)
+        scores = model(inputs)
+        _check_batch(scores, labels, num_classes)
+        yield scores, labels, loss_fn(scores, labels)
+
+
 def evaluate(
     model: nn.Module,
     data: Data,
@@ -530,23 +570,17 @@ def evaluate(
     num_classes = _num_classes(data)
     was_training = model.training
     model.eval()
-    total_loss, correct, count = 0.0, 0, 0
+    running = _Running("data")
     try:
         with torch.no_grad():
-            for batch in _batches(data, "data", batch_size, shuffle=False, seed=None):
-                inputs, labels = _unpack(batch, "data")
-                inputs, labels = inputs.to(device), labels.to(device)
-                scores = model(inputs)
-                _check_batch(scores, labels, num_classes)
-                total_loss += float(loss_fn(scores, labels)) * labels.shape[0]
-                correct += _correct(scores, labels)
-                count += labels.shape[0]
+            batches = _batches(data, "data", batch_size, shuffle=False, seed=None)
+            for scores, labels, loss in _scored(
+                model, batches, "data", loss_fn, num_classes, device
+            ):
+                running.add(loss, scores, labels)
     finally:
         model.train(was_training)
-    if count == 0:
-        msg = "data gave no batches; give it at least one (input, label) pair"
-        raise ValueError(msg)
-    return {"loss": total_loss / count, "accuracy": correct / count}
+    return running.means()
 
 
 def fit(
@@ -674,31 +708,20 @@ def fit(
         epoch += 1
         start = time.perf_counter()
         model.train()
-        total_loss, correct, count, batch = 0.0, 0, 0, 0
-        for batch, raw in enumerate(loader, 1):
-            inputs, labels = _unpack(raw, "train_data")
-            inputs, labels = inputs.to(device), labels.to(device)
+        running = _Running("train_data")
+        steps = _scored(model, loader, "train_data", loss_fn, num_classes, device)
+        for batch, (scores, labels, loss) in enumerate(steps, 1):
             optimizer.zero_grad(set_to_none=True)
-            scores = model(inputs)
-            _check_batch(scores, labels, num_classes)
-            loss = loss_fn(scores, labels)
-            loss.backward()
+            torch.autograd.backward(loss)  # what loss.backward() calls (typed)
             optimizer.step()
             if scheduler is not None:
                 scheduler.step()
-            size = labels.shape[0]
-            batch_loss = float(loss.detach())
-            total_loss += batch_loss * size
-            correct += _correct(scores.detach(), labels)
-            count += size
-            batch_logs = {"epoch": epoch, "loss": batch_loss, "size": size}
+            batch_loss = running.add(loss, scores, labels)
+            batch_logs = {"epoch": epoch, "loss": batch_loss, "size": labels.shape[0]}
             stop = _notify(callbacks, "on_batch_end", batch, batch_logs)
             if stop is not None:
                 break
-        if count == 0:
-            msg = "train_data gave no batches; give it at least one (input, label) pair"
-            raise ValueError(msg)
-        logs = {"loss": total_loss / count, "accuracy": correct / count}
+        logs = running.means()
         if val_data is not None:
             scores_val = evaluate(model, val_data, batch_size=batch_size, loss_fn=loss_fn)
             logs |= {"val_loss": scores_val["loss"], "val_accuracy": scores_val["accuracy"]}

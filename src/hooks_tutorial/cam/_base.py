@@ -16,11 +16,11 @@ if TYPE_CHECKING:
     from typing_extensions import Self
 
 from .._checks import check_finite, check_grad_mode, check_input
-from .._layers import LayersLike, resolve_layers
 from .._maps import normalize, upsample
 from .._scope import Scope
 from .._scoring import Target, eval_mode, resolve_target
 from ..hooks import HookGroup
+from ..layers import LayersLike, resolve_layers
 
 __all__ = ["BaseCAM", "HooksPerCall", "LayerRecord", "ReshapeTransform", "combine"]
 

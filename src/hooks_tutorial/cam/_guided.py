@@ -8,10 +8,10 @@ import torch
 from torch import Tensor, nn
 
 from .._checks import check_finite, check_grad_mode, check_input, check_model
-from .._layers import LayersLike
 from .._scope import Scope
 from .._scoring import Target, eval_mode, resolve_target
 from ..hooks import HookGroup
+from ..layers import LayersLike
 from ._base import HooksPerCall, ReshapeTransform
 from ._methods import GradCAM
 

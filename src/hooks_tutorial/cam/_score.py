@@ -8,9 +8,9 @@ import torch
 from torch import Tensor, nn
 
 from .._checks import check_finite, positive_int
-from .._layers import LayersLike
 from .._maps import normalize, upsample
 from .._scoring import Target, check_logits, eval_mode, resolve_target, row_scores
+from ..layers import LayersLike
 from ._base import BaseCAM, ReshapeTransform
 
 __all__ = ["ScoreCAM", "ScoreWeights"]
@@ -209,15 +209,23 @@ class ScoreCAM(BaseCAM):
             if softmax and bool(empty.any()):
                 # A constant channel's mask is all zeros: its masked input is the
                 # all-zero image, whatever the channel; score it once.
-                zeros = torch.zeros_like(x[:1])
-                rows = torch.zeros(x.shape[0], dtype=torch.long, device=x.device)
-                zero_scores = _logits(forward(zeros), target, indices, rows)
+                zero_output = forward(torch.zeros_like(x[:1]))
+                if indices is None:
+                    zero_scores = _logits(zero_output, target, None, indices_of_one(x))
+                else:
+                    zero_scores = check_logits(zero_output, 1)[0, indices]
                 check_finite(zero_scores, "scores of the all-zero input")
-                scores = torch.where(empty, zero_scores.to(scores.dtype)[:, None], scores)
+                zero_scores = zero_scores.to(scores.dtype).expand(x.shape[0])
+                scores = torch.where(empty, zero_scores[:, None], scores)
         if softmax:
             # Softmax over the channels in the budget; the others get weight zero.
             scores = scores.masked_fill(~budget, float("-inf")).softmax(dim=1)
         return torch.einsum("bk,bkhw->bhw", scores, activations)
+
+
+def indices_of_one(x: Tensor) -> Tensor:
+    """Row indices ``[0]``: one output row, from one all-zero input."""
+    return torch.zeros(1, dtype=torch.long, device=x.device)
 
 
 def _varying(activations: Tensor) -> Tensor:

@@ -10,9 +10,9 @@ import torch
 from torch import Tensor, nn
 
 from .._checks import check_input
-from .._layers import resolve_layers
 from .._scoring import Target, check_logits, eval_mode
 from ..hooks import HookGroup
+from ..layers import resolve_layers
 from ._similarity import pearson, spearman, ssim
 
 

@@ -23,14 +23,14 @@ import tempfile
 import time
 import warnings
 from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, Literal
 
 import torch
 from torch import nn
 
-from . import __version__
-from .data import Variant, make_shapes
+from .data import ShapesSpec, make_shapes
 from .models import SimpleCNN
 from .training import evaluate, fit
 
@@ -45,6 +45,13 @@ __all__ = [
 
 _log = logging.getLogger(__name__)
 
+# The installed version, read like hooks_tutorial.__version__ (not imported from the
+# package's __init__, which no module imports).
+try:
+    _LIBRARY_VERSION = version("hooks-tutorial")
+except PackageNotFoundError:  # pragma: no cover - running from a source tree
+    _LIBRARY_VERSION = "0+unknown"
+
 #: Environment variable that overrides the cache folder.
 CACHE_ENV = "HOOKS_TUTORIAL_CACHE"
 
@@ -52,6 +59,10 @@ CACHE_ENV = "HOOKS_TUTORIAL_CACHE"
 # changes the weights, so that caches made by older code are not reused.
 _RECIPE = 1
 _FORMAT = 1
+
+
+_DEFAULT_SPEC = ShapesSpec()
+_FIXED_IN_RECIPE_1 = ("rotation", "cue_agreement")
 
 
 class PretrainedCacheWarning(UserWarning):
@@ -64,8 +75,9 @@ class PretrainedConfig:
 
     Attributes
     ----------
-    variant : {"single", "two", "shortcut"}
-        The :func:`~hooks_tutorial.data.make_shapes` variant trained on.
+    data : ShapesSpec
+        What the training and test images look like (variant, size, classes,
+        objects, clutter, noise): a :class:`~hooks_tutorial.data.ShapesSpec`.
     n_train : int
         Training images of that variant.
     n_train_two : int
@@ -78,8 +90,6 @@ class PretrainedConfig:
         the cross-entropy on class indices (one answer per image).
     n_test : int
         Test images used to report the accuracy (``split="test"``).
-    image_size, num_classes, object_size, clutter, noise
-        Generator settings (see :func:`~hooks_tutorial.data.make_shapes`).
     channels : (int, int, int)
         Widths of :class:`~hooks_tutorial.models.SimpleCNN`'s conv blocks.
     pool : {"avg", "max"}
@@ -92,21 +102,25 @@ class PretrainedConfig:
 
     Raises
     ------
+    TypeError
+        If ``data`` is not a :class:`~hooks_tutorial.data.ShapesSpec`.
     ValueError
-        If ``n_train_two`` is not an int >= 0 (the other settings are checked
-        by :func:`~hooks_tutorial.data.make_shapes` and the model).
+        If ``n_train_two`` is not an int >= 0 (the data is checked by
+        :class:`~hooks_tutorial.data.ShapesSpec`, the other settings by
+        :func:`~hooks_tutorial.data.make_shapes` and the model).
+
+    Examples
+    --------
+    >>> config = PretrainedConfig(data=ShapesSpec(variant="shortcut"), pool="max")
+    >>> config.data.variant, config.n_train
+    ('shortcut', 4000)
     """
 
-    variant: Variant = "single"
+    data: ShapesSpec = _DEFAULT_SPEC
     n_train: int = 4000
     n_train_two: int = 0
     multi_label: bool = False
     n_test: int = 1000
-    image_size: int = 64
-    num_classes: int = 5
-    object_size: tuple[float, float] = (0.35, 0.6)
-    clutter: int = 4
-    noise: float = 0.05
     channels: tuple[int, int, int] = (16, 32, 64)
     pool: Literal["avg", "max"] = "avg"
     seed: int = 0
@@ -115,6 +129,12 @@ class PretrainedConfig:
     lr: float = 1e-2
 
     def __post_init__(self) -> None:
+        data: object = self.data  # checked at run time: dataclasses do not
+        if not isinstance(data, ShapesSpec):
+            msg = (
+                f"data must be a ShapesSpec (what the images look like), got {type(data).__name__}"
+            )
+            raise TypeError(msg)
         count: object = self.n_train_two  # checked at run time: dataclasses do not
         if isinstance(count, bool) or not isinstance(count, int) or count < 0:
             msg = f"n_train_two must be an int >= 0 (extra two-object images), got {count!r}"
@@ -122,12 +142,21 @@ class PretrainedConfig:
 
     def key(self) -> str:
         """Hex digest naming these weights: config, recipe, library and torch versions."""
+        config = dataclasses.asdict(self)
+        data = config.pop("data")
+        # The data fields sit next to the others, as before they had a spec of their
+        # own; rotation and cue_agreement enter only when they differ from their
+        # defaults (they were fixed when recipe 1 was cached). So the weights cached
+        # by earlier versions keep their names.
+        for name in _FIXED_IN_RECIPE_1:
+            if data[name] == getattr(_DEFAULT_SPEC, name):
+                del data[name]
         blob = json.dumps(
             {
-                "config": dataclasses.asdict(self),
+                "config": config | data,
                 "architecture": "SimpleCNN",
                 "recipe": _RECIPE,
-                "hooks_tutorial": __version__,
+                "hooks_tutorial": _LIBRARY_VERSION,
                 "torch": torch.__version__,
             },
             sort_keys=True,
@@ -146,11 +175,11 @@ class PretrainedConfig:
 # for every seed we tried (see benchmarks/bench_training.py --seeds 0,1,2 and the
 # Grad-CAM library page).
 _CONFIGS: dict[str, PretrainedConfig] = {
-    "simple_cnn-shapes": PretrainedConfig(variant="single", pool="max"),
+    "simple_cnn-shapes": PretrainedConfig(pool="max"),
     "simple_cnn-multilabel": PretrainedConfig(
-        variant="single", n_train_two=2000, multi_label=True, pool="max", epochs=12
+        n_train_two=2000, multi_label=True, pool="max", epochs=12
     ),
-    "simple_cnn-shortcut": PretrainedConfig(variant="shortcut", pool="max"),
+    "simple_cnn-shortcut": PretrainedConfig(data=ShapesSpec(variant="shortcut"), pool="max"),
 }
 
 
@@ -177,7 +206,7 @@ def pretrained_config(name: str) -> PretrainedConfig:
 
     Examples
     --------
-    >>> pretrained_config("simple_cnn-shapes").variant
+    >>> pretrained_config("simple_cnn-shapes").data.variant
     'single'
     """
     try:
@@ -209,7 +238,7 @@ def cache_dir() -> Path:
 
 def _build(config: PretrainedConfig) -> SimpleCNN:
     return SimpleCNN(
-        num_classes=config.num_classes,
+        num_classes=config.data.num_classes,
         channels=config.channels,
         pool=config.pool,
         seed=config.seed,
@@ -218,21 +247,13 @@ def _build(config: PretrainedConfig) -> SimpleCNN:
 
 def _train(config: PretrainedConfig) -> tuple[SimpleCNN, dict[str, float]]:
     """Train a model as ``config`` says; return it (eval mode) and its test metrics."""
-    data_options: dict[str, Any] = {
-        "variant": config.variant,
-        "seed": config.seed,
-        "image_size": config.image_size,
-        "num_classes": config.num_classes,
-        "object_size": config.object_size,
-        "clutter": config.clutter,
-        "noise": config.noise,
-    }
-    train = make_shapes(config.n_train, split="train", **data_options)
+    train = make_shapes(config.n_train, config.data, split="train", seed=config.seed)
     images, labels = train.images, train.labels
     if config.multi_label or config.n_train_two:
         labels = train.multi_hot()  # one-hot: targets for BCE, soft labels for cross-entropy
     if config.n_train_two:
-        two = make_shapes(config.n_train_two, split="train", **(data_options | {"variant": "two"}))
+        two_objects = dataclasses.replace(config.data, variant="two")
+        two = make_shapes(config.n_train_two, two_objects, split="train", seed=config.seed)
         both = two.multi_hot()
         if not config.multi_label:  # one answer per image: half for each object
             both = both / 2
@@ -260,7 +281,7 @@ def _train(config: PretrainedConfig) -> tuple[SimpleCNN, dict[str, float]]:
     model = model.to(memory_format=torch.contiguous_format)
     metrics = {"train_seconds": seconds}
     if config.n_test > 0:
-        test = make_shapes(config.n_test, split="test", **data_options)
+        test = make_shapes(config.n_test, config.data, split="test", seed=config.seed)
         metrics["test_accuracy"] = evaluate(model, (test.images, test.labels))["accuracy"]
     return model.eval(), metrics
 
