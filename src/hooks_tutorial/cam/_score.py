@@ -72,7 +72,7 @@ class ScoreCAM(BaseCAM):
     ``.view()`` on a feature map that this makes non-contiguous falls back
     to the standard format). ``top_k`` scores only the ``k`` channels with
     the largest mean activation of each image, a large speed-up at a small
-    cost in agreement with the exact map (see ``benchmarks/bench_cam.py``).
+    cost in agreement with the exact map (see ``benchmarks/bench_scorecam.py``).
 
     Parameters
     ----------
