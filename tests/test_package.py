@@ -35,10 +35,17 @@ def test_unknown_name_raises_attribute_error() -> None:
         _ = ht.nope
 
 
-def test_import_does_not_load_matplotlib() -> None:
-    code = "import sys, hooks_tutorial; print('matplotlib' in sys.modules)"
+def test_import_loads_neither_torch_nor_matplotlib() -> None:
+    code = "import sys, hooks_tutorial; print('torch' in sys.modules, 'matplotlib' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "False"
+    assert out.stdout.strip() == "False False"
+
+
+def test_the_stub_lists_every_public_name_of_the_package() -> None:
+    # __init__.pyi is the one list: lazy_loader reads it at run time, mypy statically
+    stub = (Path(ht.__file__).parent / "__init__.pyi").read_text(encoding="utf-8")
+    for name in ht.__all__:
+        assert f"{name} as {name}" in stub or name == "__version__", name
 
 
 def test_every_public_name_is_in_the_api_reference() -> None:
