@@ -338,6 +338,31 @@ for name, saliency in (("Grad-CAM", maps["Grad-CAM"]), ("random map", noise)):
 # forward and one backward pass. Eigen-CAM ignores the class,
 # so it cannot separate two objects of different classes (try it on the
 # two-object images of the previous page).
+
+# %%
+# Two Score-CAMs
+# --------------
+#
+# Score-CAM exists in two versions that use the same masks and the same
+# forward passes and differ only in how the scores become channel weights.
+# The authors' code, ``weights="probability"`` (the default), weights each
+# channel by the class probability of its masked input: a softmax over the
+# *classes*. pytorch-grad-cam and torchcam, ``weights="channel_softmax"``,
+# take a softmax over the *channels* of the masked inputs' class logits, so
+# the channels compete for the weight. Both versions on the same 48 images:
+
+channel_softmax = ht.ScoreCAM(model, "relu3", batch_size=64, weights="channel_softmax")
+softmax_maps = channel_softmax(images)
+for name, saliency in (("probability", maps["Score-CAM"]), ("channel_softmax", softmax_maps)):
+    print(f"{name:>15}: pointing {pointing_game(saliency, test.masks).float().mean():.3f}")
+agreement = pearson(maps["Score-CAM"], softmax_maps)
+print(f"Pearson between the two maps: mean {agreement.mean():.2f}, lowest {agreement.min():.2f}")
+
+# %%
+# On these images the probability weights point at the object more often,
+# and the two maps agree on average but not on every image. Which version
+# points better depends on the model and the data, so compare both on yours
+# before you choose.
 #
 # Summary
 # -------

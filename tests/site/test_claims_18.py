@@ -128,3 +128,15 @@ def test_black_pixels_favour_the_random_map() -> None:
     random_map = number(rf"random map: deletion AUC with black pixels {F}", printed)
     # "With black pixels the random map's deletion AUC is *lower* than Grad-CAM's"
     assert random_map < grad_cam
+
+
+def test_two_score_cams() -> None:
+    printed = outputs(PAGE)
+    probability = number(r"\n\s*probability: pointing ([\d.]+)", printed)
+    channel_softmax = number(r"\n\s*channel_softmax: pointing ([\d.]+)", printed)
+    mean, lowest = numbers(r"two maps: mean ([\d.]+), lowest ([\d.]+)", printed)
+    # "the probability weights point at the object more often"
+    assert probability > channel_softmax
+    # "the two maps agree on average but not on every image"
+    assert mean > 0.8
+    assert lowest < 0.8
