@@ -97,12 +97,13 @@ def _read(path: Path) -> Catalog:
 
 
 def _docstring_only(message: Message) -> bool:
-    """True when no location is a page source (only ``x.py:docstring of ...``).
+    """True when no location is a page source or template (only ``x.py:docstring of ...``).
 
     Babel splits the location ``x.py:docstring of name:8`` at its spaces, so
     look for page sources instead of the words "docstring of".
     """
-    sources = [loc for loc, _ in message.locations if loc.endswith((".rst", ".md", ".txt"))]
+    pages = (".rst", ".md", ".txt", ".html")  # .html: a template in docs/_templates
+    sources = [loc for loc, _ in message.locations if loc.endswith(pages)]
     return bool(message.locations) and not sources
 
 
