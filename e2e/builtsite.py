@@ -1,13 +1,16 @@
-"""The built site's pages, shared by the browser tests (``nox -s docs`` builds them)."""
+"""What the browser tests share: the built site's pages (``nox -s docs`` builds them)."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).parents[1]
 HTML = ROOT / "docs" / "_build" / "html"
 EXAMPLES = ROOT / "examples"
 LANGUAGES = ("en", "zh_CN")
+# the browser contexts: a reader's desktop browser (tests may override each option)
+READER: dict[str, Any] = {"locale": "en-US", "viewport": {"width": 1280, "height": 900}}
 GALLERY_PAGES = [
     f"auto_examples/{p.parent.name}/{p.stem}" for p in sorted(EXAMPLES.glob("*/plot_*.py"))
 ]

@@ -36,7 +36,7 @@ from typing import Any
 from urllib.parse import unquote, urldefrag, urlsplit
 
 import pytest
-from builtsite import HTML, ROOT
+from builtsite import HTML, READER, ROOT
 
 ARTIFACTS = ROOT / "e2e-artifacts"
 AXE = Path(__file__).parent / "node_modules" / "axe-core" / "axe.min.js"
@@ -183,15 +183,6 @@ def base_url(server: str) -> str:
     return server
 
 
-@pytest.fixture(scope="session")
-def browser_context_args(browser_context_args: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "locale": "en-US",
-        "viewport": {"width": 1280, "height": 900},
-        **browser_context_args,
-    }
-
-
 @dataclass
 class Record:
     """What went wrong while a page was open."""
@@ -267,7 +258,7 @@ def open_page(new_context: Callable[..., Any], server: str, stats: Stats) -> Cal
 
     def open_(path: str, context: Any = None, **options: Any) -> tuple[Any, Record, Any]:
         if context is None:
-            context = new_context(**options)
+            context = new_context(**{**READER, **options})
             context.set_default_timeout(20_000)
         page = context.new_page()
         record = watch(page, server)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from builtsite import GALLERY_PAGES, HTML, LANGUAGES, built_pages
+from builtsite import GALLERY_PAGES, HTML, LANGUAGES, READER, built_pages
 
 THEMES = ("light", "dark")
 
@@ -43,7 +43,7 @@ def themed_pages(
     """
     pages = {}
     for theme in THEMES:
-        context = browser.new_context(**browser_context_args, color_scheme=theme)
+        context = browser.new_context(**browser_context_args, **READER, color_scheme=theme)
         context.set_default_timeout(20_000)
         context.add_init_script(script=axe_script)
         pages[theme] = context.new_page()
@@ -222,7 +222,7 @@ def _page_with_dropdown() -> str:
 
 @pytest.mark.parametrize(("language", "theme"), [("en", "light"), ("zh_CN", "dark")])
 def test_solution_dropdown_works_with_the_keyboard(
-    open_page: Any, language: str, theme: str
+    open_page: Any, stats: Any, language: str, theme: str
 ) -> None:
     """Tab reaches the solutions; Enter and Space open and close them; focus stays visible.
 
@@ -237,6 +237,9 @@ def test_solution_dropdown_works_with_the_keyboard(
     stops = _tab_until(page, summary, limit=1000)
     assert not _invisible_focus(stops), (
         f"focus not visible on {name} ({theme} theme): {_invisible_focus(stops)}"
+    )
+    stats.notes.append(
+        f"keyboard: {len(stops)} Tab stops on {language}/{name} ({theme} theme), focus visible"
     )
     assert details.get_attribute("open") is None, "the solutions start folded"
     page.keyboard.press("Enter")
