@@ -128,7 +128,7 @@ def _is_example(location: str) -> bool:
 
 
 def _docstring_only(message: Message) -> bool:
-    """True when no location is a page source (only ``x.py:docstring of ...``).
+    """True when no location is a page source or template (only ``x.py:docstring of ...``).
 
     Babel splits the location ``x.py:docstring of name:8`` at its spaces, so
     look for page sources instead of the words "docstring of". The rows of an
@@ -140,7 +140,8 @@ def _docstring_only(message: Message) -> bool:
         loc
         for loc, _ in message.locations
         if "<autosummary>" not in loc
-        and (loc.endswith((".rst", ".md", ".txt")) or _is_example(loc))
+        # .html: a template in docs/_templates
+        and (loc.endswith((".rst", ".md", ".txt", ".html")) or _is_example(loc))
     ]
     return bool(message.locations) and not sources
 

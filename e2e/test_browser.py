@@ -20,25 +20,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from builtsite import EXAMPLES, GALLERY_PAGES, HTML, built_pages
 
-ROOT = Path(__file__).parents[2]
-HTML = ROOT / "docs" / "_build" / "html"
-EXAMPLES = ROOT / "examples"
-GALLERY_PAGES = [
-    f"auto_examples/{p.parent.name}/{p.stem}" for p in sorted(EXAMPLES.glob("*/plot_*.py"))
-]
 CJK = re.compile(r"[\u4e00-\u9fff]")
-
-
-def built_pages() -> list[str]:
-    """Every HTML page of both languages, plus the root pages, as URL paths."""
-    pages = ["index.html", "404.html"]
-    for language in ("en", "zh_CN"):
-        for path in sorted((HTML / language).rglob("*.html")):
-            rel = path.relative_to(HTML).as_posix()
-            if not any(part in rel for part in ("/_static/", "/_sources/", "/_downloads/")):
-                pages.append(rel)
-    return [p for p in pages if (HTML / p).is_file()]
 
 
 REFERENCES = """() => {
