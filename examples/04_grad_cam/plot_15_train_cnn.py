@@ -175,6 +175,7 @@ print("fit returned our History:", result is history)
 # The history holds one value per epoch for each log key, ready to plot:
 
 fig, (ax_loss, ax_acc) = plt.subplots(1, 2, figsize=(9, 3.2))
+fig.suptitle("Training and validation loss and accuracy per epoch")
 fig.patch.set_facecolor("white")
 ax_loss.plot(history.epochs, history["loss"], "o-", label="train")
 ax_loss.plot(history.epochs, history["val_loss"], "s--", label="validation")
