@@ -252,25 +252,6 @@ def test_check_fails_on_a_stray_backslash_and_a_glossary_slip(
     assert "missing ``count_hooks``" in out
 
 
-def test_known_problems_do_not_fail_and_stale_ones_are_named(
-    site: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
-) -> None:
-    pot_dir, locale_dir = site
-    _write_catalog(
-        locale_dir / "page.po", {"Summary": "总结", "Use ``count_hooks``.": "用 ``count_hooks``。"}
-    )
-    i18n.fill(locale_dir)
-    assert i18n.check(pot_dir, locale_dir) == 1
-    problem = next(line.strip() for line in capsys.readouterr().out.splitlines() if "总结" in line)
-    known = locale_dir.parent / "known_problems.txt"
-    known.write_text(f"# waived until the page is fixed\n{problem}\npage.po: 'old': gone\n")
-    assert i18n.check(pot_dir, locale_dir) == 0
-    out = capsys.readouterr().out
-    assert "1 known problems" in out
-    assert "no longer occur" in out
-    assert "page.po: 'old': gone" in out
-
-
 def test_check_reports_missing_and_fuzzy_messages(
     site: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:

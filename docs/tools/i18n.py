@@ -33,10 +33,6 @@ English in both languages. It also checks every translated message:
   ``LC_MESSAGES``) are translated the one agreed way;
 - typography: no space before a full-width quote, × for dimensions (64×64);
 - catalogs: no obsolete entries, and a filled header.
-
-A problem listed verbatim in ``docs/locales/zh_CN/known_problems.txt`` is
-printed but does not fail the check (a temporary waiver while a page owner
-fixes it); a listed problem that no longer occurs is named, so the line can go.
 """
 
 from __future__ import annotations
@@ -286,7 +282,6 @@ def read_glossary(path: Path) -> list[Term]:
 # --- catalog header and obsolete entries ----------------------------------------
 
 GLOSSARY = "glossary.tsv"  # next to LC_MESSAGES
-KNOWN = "known_problems.txt"  # next to LC_MESSAGES: problems that do not fail the build yet
 TEAM = "hooks-tutorial translators (Simplified Chinese)"
 BUGS = "https://github.com/hooks-tutorial/hooks-tutorial/issues"
 HEADER_COMMENT = (
@@ -390,14 +385,6 @@ def fill(locale_dir: Path) -> int:
     return 0
 
 
-def read_known(path: Path) -> set[str]:
-    """Problem lines (as ``check`` prints them) that do not fail the build yet."""
-    if not path.is_file():
-        return set()
-    lines = path.read_text(encoding="utf-8").splitlines()
-    return {line.strip() for line in lines if line.strip() and not line.startswith("#")}
-
-
 def catalog_problems(locale_dir: Path, terms: list[Term]) -> list[str]:
     """Header, obsolete-entry, markup and glossary problems of every catalog."""
     problems: list[str] = []
@@ -416,10 +403,7 @@ def check(pot_dir: Path, locale_dir: Path) -> int:
     glossary = locale_dir.parent / GLOSSARY
     terms = read_glossary(glossary) if glossary.is_file() else []
     problems = [] if terms else [f"{glossary}: missing or empty; the glossary is checked"]
-    found = catalog_problems(locale_dir, terms)
-    known = read_known(locale_dir.parent / KNOWN)
-    problems += [line for line in found if line not in known]
-    waived = [line for line in found if line in known]
+    problems += catalog_problems(locale_dir, terms)
     for pot in sorted(pot_dir.rglob("*.pot")):
         rel = pot.relative_to(pot_dir).with_suffix(".po")
         template = _read(pot)
@@ -442,15 +426,6 @@ def check(pot_dir: Path, locale_dir: Path) -> int:
                 problems.append(f"{where} is fuzzy; review it and remove the fuzzy flag")
             elif not found_message.string:
                 problems.append(f"{where} is untranslated")
-    if waived:
-        print(f"{len(waived)} known problems, listed in {KNOWN} (fix them, then delete the lines):")
-        for line in waived:
-            print(f"  {line}")
-    stale = sorted(known - set(found))
-    if stale:
-        print(f"{len(stale)} lines of {KNOWN} no longer occur; delete them:")
-        for line in stale:
-            print(f"  {line}")
     if problems:
         print(f"{len(problems)} zh_CN translation problems:")
         for line in problems:
