@@ -53,8 +53,8 @@ print(ht.count_hooks(layer))
 # look): it is the pruning method object itself, which is callable with the
 # ``(module, args)`` signature of every forward pre-hook.
 
-for hook_id, hook in layer._forward_pre_hooks.items():
-    print(f"hook {hook_id}: {type(hook).__name__}")
+for hook in layer._forward_pre_hooks.values():  # keyed by a global handle id
+    print(f"forward pre-hook: {type(hook).__name__}")
 print("is a BasePruningMethod:", isinstance(hook, prune.BasePruningMethod))
 
 # %%

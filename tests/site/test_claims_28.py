@@ -24,7 +24,7 @@ def test_pruning_adds_one_forward_pre_hook() -> None:
     assert "before pruning: no hooks" in printed
     assert _hook_row(printed, "after pruning:") == [0, 1, 0, 0, 0, 1]
     # "it is the pruning method object itself"
-    assert "hook 0: L1Unstructured" in printed
+    assert "forward pre-hook: L1Unstructured" in printed
     assert "is a BasePruningMethod: True" in printed
     # "pruning half of its weights"
     assert match(r"zeros in weight: (\d+) of (\d+)", printed).groups() == ("6", "12")
