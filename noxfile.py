@@ -41,7 +41,14 @@ CJK_FONT = Path("/usr/share/fonts/truetype/wqy/wqy-microhei.ttc")  # readable zh
 
 
 def install(session: nox.Session, *groups: str, editable: bool = True) -> None:
-    """Install the package and dependency groups, skipped when nothing changed."""
+    """Install the package and dependency groups, skipped when nothing changed.
+
+    nox's own options do not do this: ``reuse_venv`` keeps the environment, but
+    ``session.install`` still runs pip every time (8-11 s here, most of it building
+    the editable wheel; measured on a busy machine), and ``--no-install`` (``-R``)
+    skips pip on reuse without noticing a changed ``pyproject.toml``. The stamp
+    re-installs exactly when ``pyproject.toml`` or the requested groups change.
+    """
     args = ["-e", "."] if editable else ["."]
     for group in groups:
         args += nox.project.dependency_groups(PYPROJECT, group)
@@ -91,18 +98,18 @@ def docs(session: nox.Session) -> None:
     session.log(f"Open {BUILD / 'html' / 'en' / 'index.html'} (中文: html/zh_CN/index.html)")
 
 
-def _ensure_chromium(session: nox.Session) -> None:
-    """Install Debian's Chromium (and a CJK font) with apt-get when missing."""
+def _ensure_browser_tools(session: nox.Session) -> None:
+    """Install Debian's Chromium, a CJK font and Node.js (npm) with apt-get when missing."""
     packages = [] if CHROMIUM.is_file() else ["chromium", "chromium-driver"]
     if not CJK_FONT.is_file():
         packages.append("fonts-wqy-microhei")
+    if shutil.which("npm") is None:
+        packages += ["nodejs", "npm"]
     if not packages:
         return
     if os.geteuid() != 0:
-        if not CHROMIUM.is_file():
-            session.error(
-                f"Chromium is missing: run `sudo apt-get install -y {' '.join(packages)}`"
-            )
+        if not CHROMIUM.is_file() or shutil.which("npm") is None:
+            session.error(f"missing: run `sudo apt-get install -y {' '.join(packages)}`")
         session.warn("no CJK font: Chinese text in screenshots shows as boxes")
         return
     env = {"DEBIAN_FRONTEND": "noninteractive"}
@@ -116,10 +123,13 @@ def e2e(session: nox.Session) -> None:
 
     Serves docs/_build/html on 127.0.0.1 and checks every page of both
     languages (errors, links, images, downloads), the language switcher,
-    search, dark mode, the 404 page and the Chinese downloads. Installs
-    Debian's Chromium with apt-get when it is missing (as root) and Playwright
-    for Python, which drives that Chromium (no browser download). Screenshots
-    and a summary go to e2e-artifacts/.
+    search, dark mode, the 404 page and the Chinese downloads; audits every
+    page in the light and the dark theme with axe-core (WCAG 2 A/AA) and
+    checks language, figure alt text, keyboard use and visible focus.
+    Installs Debian's Chromium (and Node.js) with apt-get when missing (as
+    root), axe-core with ``npm ci`` (pinned in e2e/package-lock.json) and
+    pytest-playwright, which drives that Chromium (no browser download).
+    Screenshots and a summary go to e2e-artifacts/.
     """
     html = BUILD / "html"
     missing = [
@@ -129,15 +139,17 @@ def e2e(session: nox.Session) -> None:
         session.error(
             f"no built site in {html} ({', '.join(missing)} missing): run `nox -s docs` first"
         )
-    _ensure_chromium(session)
-    session.install("pytest>=9", "playwright>=1.45")
-    session.env["HOOKS_TUTORIAL_E2E"] = "1"
+    _ensure_browser_tools(session)
+    session.run("npm", "ci", "--prefix", "e2e", "--no-audit", "--no-fund", external=True)
+    session.install(*nox.project.dependency_groups(PYPROJECT, "e2e"))
     session.run(
         "pytest",
-        "tests/e2e",
-        "--confcutdir=tests/e2e",  # tests/conftest.py needs torch; these tests do not
+        "e2e",
         "-p",
         "no:cacheprovider",
+        # pytest-playwright: a screenshot of each failing test's pages
+        "--screenshot=only-on-failure",
+        "--output=e2e-artifacts/failures",
         *session.posargs,
     )
 
@@ -197,6 +209,8 @@ def lint(session: nox.Session) -> None:
         "docs/_build",
         "--ignore",
         "docs/auto_examples",
+        "--ignore",
+        "docs/generated",
         "--ignore",
         "docs/locales",
     )

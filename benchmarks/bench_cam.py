@@ -10,8 +10,7 @@ What is measured (ResNet-18 with random weights, eval mode, CPU, 2 threads):
   (no hooks, no post-processing). Goal: <= 1.05.
 * Gradient-free methods (CAM, Eigen-CAM) against a ``no_grad`` forward.
 * Guided backpropagation against "forward + ``torch.autograd.grad(score, x)``".
-* Score-CAM at batch 1: exact (all 512 channels) and with channel budgets
-  (``top_k``), with the agreement of the budgeted maps with the exact one.
+* Score-CAM: see ``bench_scorecam.py`` (against its peers, and ``top_k``).
 * If installed: captum's ``LayerGradCam``, ``pytorch_grad_cam`` and
   ``torchcam`` on the same input, as ratios to the same bound.
 
@@ -45,11 +44,9 @@ from hooks_tutorial.cam import (
     GuidedBackprop,
     HiResCAM,
     LayerCAM,
-    ScoreCAM,
     XGradCAM,
 )
 from hooks_tutorial.hooks import HookGroup
-from hooks_tutorial.metrics import pearson, spearman
 
 
 class Timing:
@@ -169,13 +166,12 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=224)
     parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--warmup", type=int, default=3)
-    parser.add_argument("--score-repeats", type=int, default=3)
     parser.add_argument("--threads", type=int, default=2, help="torch.set_num_threads")
-    parser.add_argument("--quick", action="store_true", help="fewer repeats, no exact Score-CAM")
+    parser.add_argument("--quick", action="store_true", help="fewer repeats")
     parser.add_argument("--no-peers", action="store_true", help="skip captum & co.")
     args = parser.parse_args()
     if args.quick:
-        args.repeats, args.warmup, args.score_repeats = 5, 1, 1
+        args.repeats, args.warmup = 5, 1
 
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
@@ -280,35 +276,6 @@ def main() -> None:
     rows = [("forward + autograd.grad(score, x)", "bound", ""), ("GuidedBackprop", "guided", "")]
     table(t, "bound", rows, "forward + autograd.grad(score, x)")
 
-    # -- Score-CAM at batch 1: exact and with channel budgets ---------------------------
-    x1 = x[:1]
-    exact = ScoreCAM(model, "layer4", batch_size=64)
-    budgets = [16, 64, 128]
-    score_fns: dict[str, Callable[[], object]] = {}
-    if not args.quick:
-        score_fns["exact (512 channels)"] = lambda: exact(x1)
-    for k in budgets:
-        budgeted = ScoreCAM(model, "layer4", batch_size=64, top_k=k)
-        score_fns[f"top_k={k}"] = lambda budgeted=budgeted: budgeted(x1)
-    forward_t = measure({"forward": lambda: model(x1)}, args.repeats, args.warmup)
-    t_forward = forward_t.median("forward")
-    t = measure(score_fns, args.score_repeats, 1 if not args.quick else 0)
-    reference = exact(x1)
-    print(f"{'Score-CAM, batch 1':<34} {'median ms':>10}  note")
-    print(f"{'no_grad forward, batch 1':<34} {t_forward * 1e3:10.1f}")
-    exact_key = "exact (512 channels)"
-    for name in score_fns:
-        seconds = t.median(name)
-        note = f"= {seconds / t_forward:.0f} forwards"
-        if exact_key in score_fns and name != exact_key:
-            note += f", {t.median(exact_key) / seconds:.1f}x faster than exact"
-        if name.startswith("top_k"):
-            maps = ScoreCAM(model, "layer4", batch_size=64, top_k=int(name.split("=")[1]))(x1)
-            note += (
-                f"; agreement with exact: Pearson {float(pearson(maps, reference)[0]):.3f}, "
-                f"Spearman {float(spearman(maps, reference)[0]):.3f}"
-            )
-        print(f"{'ScoreCAM ' + name:<34} {seconds * 1e3:10.1f}  {note}")
     print(f"\nload average at the end: {os.getloadavg()[0]:.1f}")
 
 

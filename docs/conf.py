@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import hooks_tutorial
 
@@ -21,7 +20,6 @@ sys.path.insert(0, str(HERE / "_ext"))
 PYPROJECT = tomllib.loads((HERE.parent / "pyproject.toml").read_text(encoding="utf-8"))
 REPOSITORY = PYPROJECT["project"]["urls"]["Source"]
 DISTRIBUTION = PYPROJECT["project"]["name"]
-GITHUB_USER, GITHUB_REPO = urlsplit(REPOSITORY).path.strip("/").split("/")[:2]
 
 project = "hooks-tutorial"
 author = "hooks-tutorial developers"
@@ -36,8 +34,10 @@ gettext_location = True
 
 extensions = [
     "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",  # api.rst: one page per public object, docs/_templates/autosummary
     "sphinx.ext.intersphinx",
-    "sphinx.ext.mathjax",  # served from _static (sphinx-mathjax-offline), see _ext/bilingual.py
+    "sphinx.ext.mathjax",
+    "sphinx-mathjax-offline",  # serves MathJax from _static: math pages work offline
     "sphinx.ext.viewcode",
     "numpydoc",
     "myst_parser",
@@ -60,6 +60,7 @@ exclude_patterns = [
     ".DS_Store",
     "auto_examples/**/GALLERY_HEADER.rst",
     "sg_execution_times.rst",
+    "_templates",
 ]
 templates_path = ["_templates"]
 nitpicky = False
@@ -78,7 +79,11 @@ myst_substitutions = {
     "repository_link": f"<{REPOSITORY}>",
 }
 
-# -- autodoc / numpydoc -------------------------------------------------------
+# -- autodoc / autosummary / numpydoc ------------------------------------------
+# api.rst's tables write one page per object into generated/ (not committed: made by
+# every build from docs/_templates/autosummary, which adds each object's examples)
+autosummary_generate = True
+autosummary_ignore_module_all = False
 autodoc_typehints = "none"
 autodoc_member_order = "bysource"
 numpydoc_show_class_members = False
@@ -152,17 +157,32 @@ html_domain_indices = False  # a module index of one module helps nobody
 html_theme_options = {
     "navbar_end": ["lang-switcher", "theme-switcher", "navbar-icon-links"],
     "secondary_sidebar_items": ["page-toc", "edit-this-page"],
-    "use_edit_page_button": True,  # gallery pages: examples/<chapter>/plot_*.py
+    "use_edit_page_button": True,  # html_context["edit_page_url_template"]
     "show_toc_level": 2,
     "navigation_with_keys": False,
     "footer_start": ["copyright"],
     "footer_end": ["sphinx-version"],
 }
+# "Edit on GitHub" (the theme's edit_page_url_template, a Jinja template of the page's
+# source file_name): a gallery page is edited in its script under examples/, a chapter
+# index in its GALLERY_HEADER.rst, an API page (generated/) in the docstrings under src/.
+EDIT_PAGE_URL_TEMPLATE = (
+    "{{ repository }}"
+    "{%- set gallery = 'auto_examples/' -%}"
+    "{%- if file_name == gallery + 'index.rst' -%} /tree/main/examples"
+    "{%- elif file_name.startswith(gallery) and file_name.endswith('/index.rst') -%}"
+    " /edit/main/examples/{{ file_name[gallery|length:-9] }}GALLERY_HEADER.rst"
+    "{%- elif file_name.startswith(gallery) -%}"
+    " /edit/main/examples/{{ file_name[gallery|length:-4] }}.py"
+    "{%- elif file_name.startswith('generated/') -%} /tree/main/src/hooks_tutorial"
+    "{%- else -%} /edit/main/{{ doc_path }}{{ file_name }}"
+    "{%- endif -%}"
+)
 html_context = {
     "default_mode": "auto",
-    "github_user": GITHUB_USER,
-    "github_repo": GITHUB_REPO,
-    "github_version": "main",
+    "repository": REPOSITORY,
+    "edit_page_url_template": EDIT_PAGE_URL_TEMPLATE,
+    "edit_page_provider_name": "GitHub",
     "doc_path": "docs",
 }
 

@@ -302,3 +302,31 @@ def test_typography(msgstr: str, expected: str | None) -> None:
     else:
         assert len(problems) == 1
         assert expected in problems[0]
+
+
+@pytest.mark.parametrize(
+    ("locations", "docstring"),
+    [
+        ([("../../src/x.py:docstring", None), ("of", None), ("hooks_tutorial.x.f", 8)], True),
+        ([("../../api.rst:33:<autosummary>", 1)], True),  # a row of an API table
+        ([("../../api.rst", 8)], False),
+        ([("../../generated/hooks_tutorial.CAM.rst", 2)], False),
+        ([("../../../examples/02_module_hooks/plot_08_handles_and_leaks.py", 2)], False),
+        ([("../../index.md", 3), ("of", None), ("hooks_tutorial.x.f", 8)], False),
+    ],
+)
+def test_docstring_messages_are_told_from_page_messages(
+    locations: list[tuple[str, int | None]], docstring: bool
+) -> None:
+    assert i18n._docstring_only(Message("text", locations=locations)) is docstring
+
+
+def test_api_page_headings_are_boilerplate() -> None:
+    assert i18n.boilerplate("hooks\\_tutorial.metrics.deletion\\_auc") == (
+        "hooks\\_tutorial.metrics.deletion\\_auc"
+    )
+    assert i18n.boilerplate("Examples using ``hooks_tutorial.CAM``") == (
+        "使用 ``hooks_tutorial.CAM`` 的示例"
+    )
+    assert i18n.boilerplate("hooks_tutorial") is None  # prose, not a page title
+    assert i18n.boilerplate("Summary") is None

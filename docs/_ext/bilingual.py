@@ -8,16 +8,20 @@ and ``/zh_CN/`` (see ``nox -s docs``). This extension:
   carry the language folder (``<root>/zh_CN/...``). The root is
   ``$HOOKS_TUTORIAL_SITE_URL`` (set by the publishing workflow), else
   ``html_baseurl`` from ``conf.py``; on Read the Docs its own canonical URL.
-  It also serves MathJax from ``_static`` (package ``sphinx-mathjax-offline``),
-  so pages with math work offline and load nothing from a CDN.
 - ``html-page-context``: the URL of the same page in the other language, for
-  the navbar language switcher (``_templates/lang-switcher.html``), hreflang
-  alternates, and an "Edit on GitHub" link that, on gallery pages, points to
-  the example script under ``examples/`` instead of the generated page.
+  the navbar language switcher (``_templates/lang-switcher.html``) and hreflang
+  alternates.
 - ``build-finished``: completes the sitemap after incremental builds, and
   works around Sphinx 9.0's zh search (issue #14229:
   ``language_data.js`` sets ``window.Stemmer = ChineseStemmer`` which is never
-  defined, so the search page hangs on "Searching...").
+  defined, so the search page hangs on "Searching..."). The fix is merged
+  upstream but in no released Sphinx yet; delete ``fix_zh_search`` once the
+  docs group requires a Sphinx that has it.
+
+What packages do instead (no code here): MathJax offline is the
+``sphinx-mathjax-offline`` extension, gallery edit links are the theme's
+``edit_page_url_template`` (``conf.py``). Each piece below exists because no
+installed package does its job; the reason is in its docstring.
 - ``reset_torch``: a sphinx-gallery reset hook that undoes global state an
   example may leave behind (global module hooks, grad mode).
 - ``localized_downloads`` (loaded from here): Chinese .py/.ipynb/.zip
@@ -27,10 +31,8 @@ and ``/zh_CN/`` (see ``nox -s docs``). This extension:
 from __future__ import annotations
 
 import os
-import shutil
 from fnmatch import fnmatch
 from html import escape
-from importlib.metadata import PackageNotFoundError, distribution
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -44,14 +46,6 @@ logger = logging.getLogger(__name__)
 LANGUAGES = {"en": "English", "zh_CN": "简体中文"}
 HREFLANG = {"en": "en", "zh_CN": "zh-CN"}
 SITE_URL_ENV = "HOOKS_TUTORIAL_SITE_URL"
-# the MathJax files a page with TeX math needs (the full package is 24 MB)
-MATHJAX_FILES = [
-    "tex-chtml.js",
-    "output/chtml/fonts",
-    "input/tex/extensions",
-    "a11y",
-    "ui",
-]
 
 
 def _other(language: str) -> str:
@@ -63,15 +57,6 @@ def _slash(url: str) -> str:
 
 
 # -- URLs ---------------------------------------------------------------------
-
-
-def _mathjax_dir() -> Path | None:
-    try:
-        dist = distribution("sphinx-mathjax-offline")
-    except PackageNotFoundError:
-        return None
-    path = Path(str(dist.locate_file("sphinx-mathjax-offline/static/mathjax")))
-    return path if (path / "tex-chtml.js").is_file() else None
 
 
 def configure_site(app: Sphinx, config: Config) -> None:
@@ -110,13 +95,6 @@ def configure_site(app: Sphinx, config: Config) -> None:
         "title": "Page not found · 页面未找到",
         "body": parts[language] + parts[_other(language)],
     }
-    if _mathjax_dir() is not None:
-        config.mathjax_path = "mathjax/tex-chtml.js"
-    else:
-        logger.warning(
-            "bilingual: sphinx-mathjax-offline is not installed, so math pages load "
-            "MathJax from a CDN; install the docs dependency group (`nox -s docs`)"
-        )
 
 
 def add_page_context(
@@ -138,43 +116,6 @@ def add_page_context(
             for lang in LANGUAGES
         )
         context["metatags"] = context.get("metatags", "") + alternates
-    edit = _example_source(app, pagename)
-    if edit is not None and "get_edit_provider_and_url" in context:
-        url = _edit_url(context, edit)
-        if url is not None:
-            context["get_edit_provider_and_url"] = lambda: ("GitHub", url)
-
-
-def _example_source(app: Sphinx, pagename: str) -> str | None:
-    """Repository path of the file a gallery page is generated from, or None."""
-    conf = getattr(app.config, "sphinx_gallery_conf", None) or {}
-    srcdir = Path(app.srcdir)
-    repo = srcdir.parent
-    for examples, gallery in zip(
-        conf.get("examples_dirs", []), conf.get("gallery_dirs", []), strict=False
-    ):
-        if not (pagename == gallery or pagename.startswith(gallery + "/")):
-            continue
-        rel = pagename[len(gallery) :].lstrip("/")
-        base = (srcdir / examples / rel).resolve()
-        if rel.endswith("index") or rel == "":
-            folder = base.parent if rel else base
-            candidates = [
-                folder / name for name in ("GALLERY_HEADER.rst", "README.rst", "README.txt")
-            ]
-        else:
-            candidates = [base.with_suffix(".py")]
-        for path in candidates:
-            if path.is_file():
-                return path.relative_to(repo).as_posix()
-    return None
-
-
-def _edit_url(context: dict[str, Any], path: str) -> str | None:
-    user, repo, version = (context.get(k) for k in ("github_user", "github_repo", "github_version"))
-    if not (user and repo and version):
-        return None
-    return f"https://github.com/{user}/{repo}/edit/{version}/{path}"
 
 
 # -- after the build ------------------------------------------------------------
@@ -183,8 +124,11 @@ def _edit_url(context: dict[str, Any], path: str) -> str | None:
 def complete_sitemap(app: Sphinx, exception: Exception | None) -> None:
     """List every page in the sitemap, not only those written by this build.
 
-    sphinx-sitemap collects pages as they are written, so an incremental build
-    would publish a sitemap of the changed pages only. This runs just before it.
+    sphinx-sitemap (2.9) collects pages as they are written, so an incremental build
+    would publish a sitemap of the changed pages only; it has no option for this
+    (jdillard/sphinx-sitemap#13, open). This runs just before its ``build-finished``
+    handler and adds the unchanged pages to its queue (``app.sitemap_links``, the
+    one place it reads them from). Delete this when sphinx-sitemap fixes #13.
     """
     links = getattr(app.env.app, "sitemap_links", None) if exception is None else None
     if links is None or app.builder.format != "html":
@@ -199,22 +143,6 @@ def complete_sitemap(app: Sphinx, exception: Exception | None) -> None:
             queued.setdefault(link, None)
     for link, last_updated in sorted(queued.items()):
         links.put((link, last_updated))
-
-
-def copy_mathjax(app: Sphinx, exception: Exception | None) -> None:
-    if exception is not None or app.builder.format != "html":
-        return
-    source = _mathjax_dir()
-    if source is None:
-        return
-    target = Path(app.outdir) / "_static" / "mathjax"
-    for rel in MATHJAX_FILES:
-        src, dst = source / rel, target / rel
-        if src.is_dir():
-            shutil.copytree(src, dst, dirs_exist_ok=True)
-        elif src.is_file():
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(src, dst)
 
 
 def fix_zh_search(app: Sphinx, exception: Exception | None) -> None:
@@ -255,10 +183,8 @@ def reset_torch(gallery_conf: dict[str, Any], fname: str) -> None:
 def setup(app: Sphinx) -> dict[str, Any]:
     app.add_config_value("bilingual_site_root", None, "html", types=(str, type(None)))
     app.connect("config-inited", configure_site, priority=100)
-    # after the theme's edit-link setup (priority 500)
-    app.connect("html-page-context", add_page_context, priority=600)
+    app.connect("html-page-context", add_page_context)
     app.connect("build-finished", fix_zh_search)
-    app.connect("build-finished", copy_mathjax)
     app.connect("build-finished", complete_sitemap, priority=400)  # before sphinx-sitemap
     app.setup_extension("localized_downloads")
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -7,9 +7,10 @@
 --   .. dropdown:: Title     -> <details><summary>Title</summary> ... </details>
 --   .. note:: / .. tip::    -> a block quote starting with **Note**
 -- Metadata (from notebooks.py): site = page root URL with a trailing slash,
--- api = the API page's URL, titles = {docname = page title}.
+-- api = the API page's URL, objects = the documented names (each has its own page,
+-- generated/<name>.html, see docs/api.rst), titles = {docname = page title}.
 
-local site, api, titles = "", "", {}
+local site, api, titles, objects = "", "", {}, {}
 
 local XREF = {
   obj = true, func = true, class = true, meth = true, attr = true,
@@ -42,7 +43,11 @@ local function xref(text)
   target = target:gsub("^[~!]", "")
   local shown = short and target:match("([^.]+)$") or target
   if target:match("^hooks_tutorial[.]") and api ~= "" then
-    return pandoc.Link({ pandoc.Code(shown) }, api .. "#" .. target)
+    -- the page of the object or of the class a member belongs to
+    local page = target
+    while page ~= "" and not objects[page] do page = page:match("^(.*)[.][^.]*$") or "" end
+    if page == "" then return pandoc.Link({ pandoc.Code(shown) }, api) end
+    return pandoc.Link({ pandoc.Code(shown) }, site .. "generated/" .. page .. ".html#" .. target)
   end
   return pandoc.Code(shown)
 end
@@ -113,6 +118,9 @@ function Pandoc(doc)
   local meta = doc.meta
   if meta.site then site = pandoc.utils.stringify(meta.site) end
   if meta.api then api = pandoc.utils.stringify(meta.api) end
+  if meta.objects then
+    for _, v in ipairs(meta.objects) do objects[pandoc.utils.stringify(v)] = true end
+  end
   if meta.titles then
     for k, v in pairs(meta.titles) do titles[k] = pandoc.utils.stringify(v) end
   end

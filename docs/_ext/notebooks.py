@@ -15,6 +15,7 @@ pandoc comes with the ``pypandoc_binary`` wheel (docs dependency group).
 from __future__ import annotations
 
 import ast
+import inspect
 import json
 import re
 from pathlib import Path
@@ -74,6 +75,19 @@ def page_titles(srcdir: Path, examples: Path) -> dict[str, str]:
             titles[page.stem] = title
     titles.setdefault("api", "API reference")
     return titles
+
+
+def api_objects() -> list[str]:
+    """The names that have their own API page (docs/api.rst's autosummary tables)."""
+    import hooks_tutorial  # noqa: PLC0415 - the docs build has it; the unit tests may not need it
+    from hooks_tutorial import metrics  # noqa: PLC0415
+
+    names = [
+        f"hooks_tutorial.{name}"
+        for name in hooks_tutorial.__all__
+        if name != "__version__" and not inspect.ismodule(getattr(hooks_tutorial, name))
+    ]
+    return sorted(names + [f"hooks_tutorial.metrics.{name}" for name in metrics.__all__])
 
 
 def translate_titles(titles: dict[str, str], catalogs: Path) -> dict[str, str]:
@@ -191,7 +205,7 @@ def configure_notebooks(app: Sphinx, config: Config) -> None:
         for locale_dir in config.locale_dirs:
             titles = translate_titles(titles, srcdir / locale_dir / language / "LC_MESSAGES")
     site = config.html_baseurl.rstrip("/") + "/"  # bilingual.py: root + language
-    meta = {"site": site, "api": f"{site}api.html", "titles": titles}
+    meta = {"site": site, "api": f"{site}api.html", "objects": api_objects(), "titles": titles}
     path = Path(app.doctreedir) / "notebook_links.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(meta, ensure_ascii=False, indent=1), encoding="utf-8")

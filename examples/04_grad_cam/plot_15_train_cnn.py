@@ -14,7 +14,10 @@ trained model that the rest of the chapter explains.
 **What you will learn**
 
 - what the generated shapes data holds: images, labels, masks and boxes;
-- the layers of ``SimpleCNN`` and the shapes of its feature maps;
+- the layers of ``SimpleCNN`` and the shapes of its feature maps, and why
+  the chapter's model ends with global *max* pooling (this makes Grad-CAM
+  equal to CAM divided by the number of positions, and makes the maps of
+  HiResCAM and Layer-CAM sparse, as later pages show);
 - how :obj:`hooks_tutorial.fit` trains with callbacks that print progress and
   record a history;
 - how to measure test accuracy and compute a confusion matrix.
@@ -74,6 +77,7 @@ for ax in axes.flat:
     ax.set_xticks([])
     ax.set_yticks([])
 fig.tight_layout()
+plt.show()
 
 # %%
 # The mask holds exactly the object's pixels. Their share of the image varies
@@ -96,13 +100,20 @@ print(config)
 
 # %%
 # We build an untrained network with the same options. The recipe uses
-# global *max* pooling (``pool="max"``; the layer keeps the name ``gap``):
-# each channel passes on its largest activation. The last block's output
+# global *max* pooling (``pool="max"``): for the chapter's models the layer
+# named ``gap`` is an ``AdaptiveMaxPool2d``, not the global *average*
+# pooling its name suggests (the name is ``SimpleCNN``'s default,
+# ``pool="avg"``). Each channel passes on its largest activation. This
+# shapes every map of this chapter: the score depends on each channel at one
+# position only, so Grad-CAM equals CAM divided by the number of positions,
+# and HiResCAM and Layer-CAM, which keep the gradient per position, are
+# nonzero at few positions (page 18 checks both). The last block's output
 # (``features`` below) is the feature map that Grad-CAM will explain, and the
 # layers have names a reader can type, such as ``model.relu3``.
 
 model = ht.SimpleCNN(channels=config.channels, pool=config.pool, seed=config.seed)
 print(model)
+print("gap layer:", type(model.gap).__name__)
 print("parameters:", sum(p.numel() for p in model.parameters()))
 with torch.no_grad():
     print("features:", tuple(model.forward_features(train.images[:2]).shape))
@@ -112,15 +123,35 @@ with torch.no_grad():
 # Training with callbacks
 # -----------------------
 #
+# Trained from scratch, this network needs many batches before it tells the
+# shapes apart: the recipe runs ``config.epochs`` epochs on ``config.n_train``
+# images, and a run of a few dozen batches stays at chance level (0.2 for
+# five classes). That is too long for a page that builds in seconds, so this
+# page trains only the last layer, ``fc``. It starts from the conv blocks of
+# the chapter's model, ``hooks_tutorial.pretrained("simple_cnn-shapes")``
+# (trained with the full recipe and the same ``fit``; its weights ship with
+# the library), draws new random weights for ``fc`` and
+# freezes every other parameter.
+
+pretrained_model = ht.pretrained("simple_cnn-shapes")
+model.load_state_dict(pretrained_model.state_dict())
+model.fc.reset_parameters()  # a new, random last layer
+model.requires_grad_(False)  # freeze everything ...
+model.fc.requires_grad_(True)  # ... except fc
+trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
+print(f"trainable parameters: {trainable} of {sum(p.numel() for p in model.parameters())}")
+
+# %%
 # :obj:`hooks_tutorial.fit` is an ordinary training loop (cross-entropy loss)
 # that calls its callbacks at fixed moments. ``ProgressPrinter`` prints a
 # line after each epoch; ``History`` records every epoch's logs. ``val_data``
 # adds the loss and accuracy on held-out images to each epoch's logs. As in
-# the recipe, the optimiser is Adam with a one-cycle learning-rate schedule
-# (warm up, then anneal), stepped after every batch.
+# the recipe, the optimiser is Adam with a one-cycle learning-rate schedule:
+# the learning rate rises, then anneals, and the scheduler updates it after
+# every batch. The optimiser only gets ``fc``'s parameters.
 
 epochs = 3
-optimizer = torch.optim.Adam(model.parameters(), lr=config.lr)
+optimizer = torch.optim.Adam(model.fc.parameters(), lr=config.lr)
 steps = math.ceil(len(train) / config.batch_size) * epochs
 scheduler = torch.optim.lr_scheduler.OneCycleLR(
     optimizer, max_lr=config.lr, total_steps=steps, pct_start=0.3
@@ -144,6 +175,7 @@ print("fit returned our History:", result is history)
 # The history holds one value per epoch for each log key, ready to plot:
 
 fig, (ax_loss, ax_acc) = plt.subplots(1, 2, figsize=(9, 3.2))
+fig.suptitle("Training and validation loss and accuracy per epoch")
 fig.patch.set_facecolor("white")
 ax_loss.plot(history.epochs, history["loss"], "o-", label="train")
 ax_loss.plot(history.epochs, history["val_loss"], "s--", label="validation")
@@ -159,26 +191,25 @@ ax_acc.set_xticks(history.epochs)
 ax_acc.set_ylim(0, 1)
 ax_acc.legend()
 fig.tight_layout()
+plt.show()
 
 # %%
 # The model the chapter explains
 # ------------------------------
 #
-# This run was kept short so that the page builds in seconds; the full
-# recipe uses more images and more epochs:
+# This page trained one layer for a few epochs; the recipe trains all layers
+# on more images for more epochs:
 
-print(f"this page: {len(train)} images x {len(history)} epochs")
-print(f"recipe:    {config.n_train} images x {config.epochs} epochs")
+print(f"this page: {len(train)} images x {len(history)} epochs, only fc")
+print(f"recipe:    {config.n_train} images x {config.epochs} epochs, all layers")
 
 # %%
-# ``hooks_tutorial.pretrained("simple_cnn-shapes")`` trains with the full
-# recipe the first time it is called (with the same ``fit``) and caches the
-# weights on disk; later calls, like this one, just load them. The following
-# pages all use this model (the Grad-CAM library page also compares it with a
-# multi-label variant, ``"simple_cnn-multilabel"``).
+# The following pages all use the pretrained model (the Grad-CAM library
+# page also compares it with a multi-label variant,
+# ``"simple_cnn-multilabel"``). ``pretrained`` returns it in eval mode:
 
-short_run = model
-model = ht.pretrained("simple_cnn-shapes")
+page_run = model.eval()
+model = pretrained_model
 print(type(model).__name__, "in training mode:", model.training)
 
 # %%
@@ -186,24 +217,24 @@ print(type(model).__name__, "in training mode:", model.training)
 # ----------------------------------
 #
 # A larger test set (images that neither model was trained on, from the
-# same generator) measures both models: the short run of this page and the
-# pretrained one.
+# same generator) measures both models: this page's run and the pretrained
+# one.
 
 test = ht.make_shapes(config.n_test, split="test", seed=config.seed)
 with torch.no_grad():
-    short_run_predictions = short_run(test.images).argmax(dim=1)
+    page_run_predictions = page_run(test.images).argmax(dim=1)
     predictions = model(test.images).argmax(dim=1)
-short_run_accuracy = (short_run_predictions == test.labels).float().mean().item()
+page_run_accuracy = (page_run_predictions == test.labels).float().mean().item()
 accuracy = (predictions == test.labels).float().mean().item()
-print(f"test accuracy of the short run: {short_run_accuracy:.3f} on {len(test)} images")
+print(f"test accuracy of this page's run: {page_run_accuracy:.3f} on {len(test)} images")
 print(f"test accuracy of the pretrained model: {accuracy:.3f} on {len(test)} images")
 
 # %%
-# Compare the two accuracies: the few batches of this page's run are far
-# from enough, which is why the chapter explains the pretrained model.
-# Row :math:`i`, column :math:`j` of the confusion matrix counts the images
-# of class :math:`i` that the pretrained model called :math:`j`; the diagonal
-# holds the correct answers.
+# Both are far above chance (0.2): the pretrained conv blocks already hold
+# what it takes to tell the shapes apart, and a new last layer learns to
+# read them within a few epochs. Row :math:`i`, column :math:`j` of the
+# confusion matrix counts the images of class :math:`i` that the pretrained
+# model called :math:`j`; the diagonal holds the correct answers.
 
 
 num_classes = len(test.classes)
@@ -230,6 +261,7 @@ ax.set_ylabel("true class")
 ax.set_title("confusion matrix (test set)")
 fig.colorbar(image, ax=ax, label="images")
 fig.tight_layout()
+plt.show()
 
 # %%
 # Summary
@@ -239,11 +271,12 @@ fig.tight_layout()
 #   seed; the masks make heatmaps checkable.
 # - ``SimpleCNN`` has three named conv blocks, a global pooling layer and one
 #   linear layer; ``relu3`` gives the feature map that Grad-CAM explains.
+#   In the chapter's models the layer ``gap`` is a global *max* pool.
 # - ``fit`` runs the loop and calls the callbacks: ``ProgressPrinter`` prints,
 #   ``History`` records.
-# - ``pretrained`` trains the chapter's model once with the recipe that
-#   ``pretrained_config`` shows, and caches it; the confusion matrix shows
-#   which classes it confuses.
+# - ``pretrained`` loads the chapter's model, trained with the recipe that
+#   ``pretrained_config`` shows (its weights ship with the library); the
+#   confusion matrix shows which classes it confuses.
 #
 # Exercises
 # ---------

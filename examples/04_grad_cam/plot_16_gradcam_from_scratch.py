@@ -31,7 +31,7 @@ over the image.
 # -----------------------
 #
 # We explain the small CNN trained on the previous page, loaded with
-# :obj:`hooks_tutorial.pretrained` (trained once, then read from a cache), and a
+# :obj:`hooks_tutorial.pretrained` (its weights ship with the library), and a
 # test image it has never seen.
 
 import copy
@@ -84,7 +84,7 @@ def save_activations_and_hook_gradient(module, args, output):
 
 
 handle = model.relu3.register_forward_hook(save_activations_and_hook_gradient)
-print("forward hooks on relu3:", len(model.relu3._forward_hooks))
+print("hooks on relu3:", ht.count_hooks(model.relu3).total)
 
 # %%
 # One forward pass fills ``captured["activations"]``. We then pick the class to
@@ -164,8 +164,11 @@ print("positions set to zero by the ReLU:", int((weighted_sum <= 0).sum()), "of"
 # -------------------------------------------------
 #
 # The map has the feature map's resolution. Bilinear interpolation brings it to
-# the input size; min-max scaling makes maps of different images comparable
-# in colour (Grad-CAM's values themselves have no unit).
+# the input size, and min-max scaling stretches it to [0, 1] for display. The
+# scaling keeps *where* the map is high but discards *how high*: every scaled
+# map has its maximum at 1, so a weak map and a strong one look alike, and
+# colours cannot be compared across images or classes. Keep the raw map to
+# compare magnitudes (the next page does).
 
 upsampled = F.interpolate(cam[:, None], size=image.shape[-2:], mode="bilinear", align_corners=False)
 print("upsampled:", tuple(upsampled.shape))
@@ -200,6 +203,7 @@ for ax in axes:
     ax.set_xticks([])
     ax.set_yticks([])
 fig.tight_layout()
+plt.show()
 
 # %%
 # Is the map's maximum on the object? The data set knows the object's pixels,
@@ -278,7 +282,7 @@ print("formula matches autograd:", torch.allclose(by_formula, by_autograd, rtol=
 # tensor of that one forward pass and is freed with it.
 
 handle.remove()
-print("forward hooks on relu3:", len(model.relu3._forward_hooks))
+print("hooks on relu3:", ht.count_hooks(model.relu3).total)
 print("hooks anywhere in the model:", ht.count_hooks(model).total)
 
 # %%
@@ -319,7 +323,7 @@ def grad_cam(model, layer, images, target=None):
 maps = grad_cam(model, model.relu3, test.images[:8])
 print("maps:", tuple(maps.shape))
 print("same as the step-by-step heatmap:", torch.allclose(maps[0], heatmap, atol=1e-6))
-print("forward hooks on relu3:", len(model.relu3._forward_hooks))
+print("hooks on relu3:", ht.count_hooks(model.relu3).total)
 
 # %%
 # Summary

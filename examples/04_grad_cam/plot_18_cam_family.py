@@ -32,7 +32,10 @@ and :doc:`/auto_examples/04_grad_cam/plot_17_gradcam_library`.
 # Notation: :math:`A^k` is channel :math:`k` of the target layer's feature
 # map, :math:`g^k = \partial y^c / \partial A^k` its gradient for the
 # pre-softmax score :math:`y^c`, :math:`Z` the number of positions, and
-# :math:`\odot` the element-wise product. Each map ends with a ReLU.
+# :math:`\odot` the element-wise product. In ``hooks_tutorial`` each map ends
+# with a ReLU (``relu=True``, the default), so that every method shows
+# positive evidence only; two papers define it differently, see HiResCAM and
+# Eigen-CAM below.
 #
 # - **Grad-CAM** (Selvaraju et al., ICCV 2017): channel weights are the
 #   average gradient.
@@ -61,6 +64,11 @@ and :doc:`/auto_examples/04_grad_cam/plot_17_gradcam_library`.
 #
 #   .. math:: L = \operatorname{ReLU}\Big(\sum_k g^k \odot A^k\Big)
 #
+#   The paper's map is the signed sum, without the ReLU: its negative
+#   positions lower the score. The library keeps the ReLU by default, like
+#   the other methods, so that all seven maps show the same thing (evidence
+#   *for* the class); ``relu=False`` gives the paper's signed map.
+#
 # - **Score-CAM** (Wang et al., CVPR Workshops 2020): no gradients; each
 #   upsampled, min-max scaled channel :math:`M_k` masks the input, and the
 #   weight is the class probability of the masked input (one forward pass
@@ -74,15 +82,30 @@ and :doc:`/auto_examples/04_grad_cam/plot_17_gradcam_library`.
 #
 #   .. math:: L = \operatorname{ReLU}(\bar X v_1)
 #
+#   A principal component has no sign: :math:`-v_1` is as good as
+#   :math:`v_1`, and which one the SVD returns is an accident of the
+#   numerics. The library picks the sign that makes :math:`\bar X v_1`
+#   correlate positively with the mean over channels of :math:`A` (where the
+#   layer is active overall), then applies the ReLU; ``relu=False`` keeps
+#   both sides.
+#
 # All of them take the same arguments in ``hooks_tutorial``:
 
+import statistics
 import time
 
 import matplotlib.pyplot as plt
 import torch
 
 import hooks_tutorial as ht
-from hooks_tutorial.metrics import deletion_auc, insertion_auc, pearson, pointing_game
+from hooks_tutorial.metrics import (
+    average_drop,
+    deletion_auc,
+    increase_in_confidence,
+    insertion_auc,
+    pearson,
+    pointing_game,
+)
 
 torch.manual_seed(0)
 model = ht.pretrained("simple_cnn-shapes")
@@ -103,17 +126,22 @@ for name, method in methods.items():
 # ------------------------------
 #
 # A fixed subset of the test set: the first 48 images. Every method explains
-# the predicted class (Eigen-CAM has no class). The time of each call is
-# recorded for the table below.
+# the predicted class (Eigen-CAM has no class). Each method is called once to
+# warm up (that call gives the maps), then timed over three more calls; the
+# table below reports the median.
 
 test = ht.make_shapes(48, split="test", seed=0)
 images = test.images
 maps = {}
 seconds = {}
 for name, method in methods.items():
-    start = time.perf_counter()
-    maps[name] = method(images)
-    seconds[name] = time.perf_counter() - start
+    maps[name] = method(images)  # warm-up call
+    times = []
+    for _ in range(3):
+        start = time.perf_counter()
+        method(images)
+        times.append(time.perf_counter() - start)
+    seconds[name] = statistics.median(times)
 print("images:", tuple(images.shape))
 print("maps per method:", tuple(maps["Grad-CAM"].shape))
 print("hooks left on the model:", ht.count_hooks(model).total)
@@ -140,6 +168,7 @@ def show_maps(images, maps_by_name, row_labels):
         ax.set_xticks([])
         ax.set_yticks([])
     fig.tight_layout()
+    plt.show()
 
 
 with torch.no_grad():
@@ -178,6 +207,27 @@ for name in ("Grad-CAM", "XGrad-CAM", "Grad-CAM++", "HiResCAM", "Layer-CAM"):
     print(f"{name:>10}: {positions:5.1f} of {Z} positions above zero, on average")
 
 # %%
+# Two sign conventions can be checked too. HiResCAM's signed map
+# (``relu=False``) adds up, over the positions, to the layer's first-order
+# contribution to the score; with max pooling and one linear layer that is
+# exactly the logit minus ``fc``'s bias. And the signed Eigen-CAM projection
+# is oriented to correlate positively with the channel mean, on every image:
+
+signed = ht.HiResCAM(model, "relu3", relu=False)(images, raw=True)
+with torch.no_grad():
+    logits = model(images)
+    channel_mean = model.forward_features(images).mean(dim=1)
+contribution = logits.gather(1, predicted[:, None])[:, 0] - model.fc.bias[predicted]
+print(
+    "signed HiResCAM, sum over positions == logit - bias:",
+    torch.allclose(signed.sum(dim=(1, 2)), contribution, atol=1e-4),
+)
+print(f"signed HiResCAM, share of negative positions: {(signed < 0).float().mean():.3f}")
+eigen_signed = ht.EigenCAM(model, "relu3", relu=False)(images, raw=True)
+agree = int((pearson(eigen_signed, channel_mean) > 0).sum())
+print(f"Eigen-CAM correlates positively with the channel mean on {agree} of {len(images)} images")
+
+# %%
 # On a network with global *average* pooling instead, the gradient is the
 # same at every position of a channel, and Grad-CAM, XGrad-CAM and HiResCAM
 # give the same map (exercise 1). How close the other methods come to
@@ -201,10 +251,18 @@ for name in ("Grad-CAM++", "XGrad-CAM", "Layer-CAM", "HiResCAM", "Score-CAM", "E
 # - **insertion AUC** (same paper): start from the baseline and put the
 #   original pixels back, most salient first (higher is better).
 #
-# Both curves use a blurred copy of the image as the baseline and 16 steps
-# here, to keep the page fast. The time column is the wall time of the
-# method call above divided by the number of images (it changes from run to
-# run and from machine to machine).
+# - **average drop** and **increase in confidence** (Chattopadhay et al.,
+#   the Grad-CAM++ paper): keep only what the map highlights (the image
+#   multiplied by its map) and compare the class probability with the
+#   original one. Average drop is the mean relative fall, in percent (lower
+#   is better); increase in confidence is the percentage of images whose
+#   probability rises (higher is better).
+#
+# Deletion and insertion use a blurred copy of the image as the baseline and
+# 16 steps here, to keep the page fast. The time column is the median wall
+# time of the method's call divided by the number of images. It changes from
+# run to run and from machine to machine, so the page draws no conclusion
+# from it.
 
 steps = 16
 table = []
@@ -215,31 +273,40 @@ for name, m in maps.items():
             pointing_game(m, test.masks).float().mean().item(),
             deletion_auc(model, images, m, steps=steps, baseline="blur").mean().item(),
             insertion_auc(model, images, m, steps=steps, baseline="blur").mean().item(),
+            average_drop(model, images, m),
+            increase_in_confidence(model, images, m),
             1000 * seconds[name] / len(images),
         )
     )
 
 print(f"{len(images)} test images; deletion and insertion: blur baseline, {steps} steps\n")
-print(f"{'method':<11} {'pointing':>8} {'deletion':>9} {'insertion':>9} {'ms/image':>9}")
-print(f"{'':<11} {'(higher)':>8} {'(lower)':>9} {'(higher)':>9} {'':>9}")
-for name, pointing, deletion, insertion, ms in table:
-    print(f"{name:<11} {pointing:8.3f} {deletion:9.3f} {insertion:9.3f} {ms:9.2f}")
+header = ("pointing", "deletion", "insertion", "avg drop", "increase", "ms/image")
+print(f"{'method':<11}" + "".join(f"{h:>12}" for h in header))
+better = ("(higher)", "(lower)", "(higher)", "(lower, %)", "(higher, %)", "(median)")
+print(f"{'':<11}" + "".join(f"{b:>12}" for b in better))
+for name, *values, ms in table:
+    print(f"{name:<11}" + "".join(f"{v:12.3f}" for v in values[:3]), end="")
+    print("".join(f"{v:12.1f}" for v in values[3:]) + f"{ms:12.2f}")
 
 # %%
 # A reference point helps to read the numbers: the same measures for a map
-# of random noise, which knows nothing about the image. The last two lines
-# list the methods that do better than it.
+# of random noise, which knows nothing about the image. The last three
+# lines list the methods that do better than it.
 
 generator = torch.Generator().manual_seed(0)
 noise = torch.rand(images.shape[0], 64, 64, generator=generator)
 random_deletion = deletion_auc(model, images, noise, steps=steps, baseline="blur").mean().item()
 random_insertion = insertion_auc(model, images, noise, steps=steps, baseline="blur").mean().item()
+random_drop = average_drop(model, images, noise)
+random_increase = increase_in_confidence(model, images, noise)
 print(
     f"random map: pointing {pointing_game(noise, test.masks).float().mean():.3f}, "
-    f"deletion {random_deletion:.3f}, insertion {random_insertion:.3f}"
+    f"deletion {random_deletion:.3f}, insertion {random_insertion:.3f}, "
+    f"avg drop {random_drop:.1f}, increase {random_increase:.1f}"
 )
 print("deletion below the random map's: ", [row[0] for row in table if row[2] < random_deletion])
 print("insertion above the random map's:", [row[0] for row in table if row[3] > random_insertion])
+print("avg drop below the random map's: ", [row[0] for row in table if row[4] < random_drop])
 
 # %%
 # The baseline matters
@@ -256,15 +323,46 @@ for name, saliency in (("Grad-CAM", maps["Grad-CAM"]), ("random map", noise)):
     print(f"{name:>10}: deletion AUC with black pixels {black:.3f}")
 
 # %%
+# With black pixels the random map's deletion AUC is *lower* than
+# Grad-CAM's: scattered black pixels destroy the image faster than deleting
+# the object first does. A deletion score alone cannot tell a good map from
+# a destructive baseline.
+#
 # How to read the table: the numbers come from a few dozen images and one
 # small model, so they rank the methods *for this model and this data*, not
 # in general. The pointing game only asks whether the peak is on the
 # object; deletion and insertion ask whether the map orders the pixels the
 # way the model uses them, and their answer depends on the baseline: always
 # compare with a random map. Score-CAM needs no gradients but one forward
-# pass per channel, so it is the slowest here. Eigen-CAM ignores the class,
+# pass per channel (64 masked copies of each image here) instead of one
+# forward and one backward pass. Eigen-CAM ignores the class,
 # so it cannot separate two objects of different classes (try it on the
 # two-object images of the previous page).
+
+# %%
+# Two Score-CAMs
+# --------------
+#
+# Score-CAM exists in two versions that use the same masks and the same
+# forward passes and differ only in how the scores become channel weights.
+# The authors' code, ``weights="probability"`` (the default), weights each
+# channel by the class probability of its masked input: a softmax over the
+# *classes*. pytorch-grad-cam and torchcam, ``weights="channel_softmax"``,
+# take a softmax over the *channels* of the masked inputs' class logits, so
+# the channels compete for the weight. Both versions on the same 48 images:
+
+channel_softmax = ht.ScoreCAM(model, "relu3", batch_size=64, weights="channel_softmax")
+softmax_maps = channel_softmax(images)
+for name, saliency in (("probability", maps["Score-CAM"]), ("channel_softmax", softmax_maps)):
+    print(f"{name:>15}: pointing {pointing_game(saliency, test.masks).float().mean():.3f}")
+agreement = pearson(maps["Score-CAM"], softmax_maps)
+print(f"Pearson between the two maps: mean {agreement.mean():.2f}, lowest {agreement.min():.2f}")
+
+# %%
+# On these images the probability weights point at the object more often,
+# and the two maps agree on average but not on every image. Which version
+# points better depends on the model and the data, so compare both on yours
+# before you choose.
 #
 # Summary
 # -------

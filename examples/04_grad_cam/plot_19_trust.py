@@ -33,6 +33,8 @@ used.
 # We explain the chapter's trained ``SimpleCNN`` on twelve test images, each
 # for its predicted class (the default target).
 
+import copy
+
 import matplotlib.pyplot as plt
 import torch
 
@@ -76,14 +78,18 @@ for ax in axes:
     ax.set_xticks([])
     ax.set_yticks([])
 fig.tight_layout()
+plt.show()
 
 # %%
 # Deletion and insertion
 # ----------------------
 #
-# *Deletion* (Petsiuk et al., BMVC 2018) replaces pixels by a blurred copy of
-# the image, from the most to the least salient according to the map, and
-# records the softmax probability of the explained class at each step. If
+# *Deletion* (after Petsiuk et al., BMVC 2018) removes pixels from the most
+# to the least salient according to the map, and records the softmax
+# probability of the explained class at each step. Their RISE paper sets the
+# removed pixels to black; here they are replaced by a blurred copy of the
+# image (``baseline="blur"``), which keeps the image closer to what the
+# model was trained on (the previous page compares the two). If
 # the map is faithful, the probability falls early and the area under the
 # curve (AUC) is small. *Insertion* starts from the blurred image and puts
 # the sharp pixels back in the same order; a faithful map makes the
@@ -107,6 +113,7 @@ for ax, mode in zip(axes, ("deletion", "insertion"), strict=True):
     ax.legend()
 axes[0].set_ylabel("probability of the explained class")
 fig.tight_layout()
+plt.show()
 
 print(f"{'map':10s} {'deletion AUC':>13s} {'insertion AUC':>14s}")
 for name in maps:
@@ -134,8 +141,8 @@ for baseline in ("random", "centre"):
 # near the middle, so a map that knows only that already does much better
 # than noise. Grad-CAM has to find *this* object to do better still. On this
 # model and these images it beats both on average, and the random map on
-# almost every image, while the centre map stays close and wins on some
-# images. Such numbers depend on the protocol (the baseline image, the number
+# most images, while the centre map stays close and wins on about half of
+# them. Such numbers depend on the protocol (the baseline image, the number
 # of steps, the images), so compare methods only side by side, under one
 # protocol; the exercises try another baseline.
 #
@@ -147,13 +154,29 @@ for baseline in ("random", "centre"):
 # the other, from the output towards the input (*cascading*), recompute the
 # maps after each step and compare them with the original ones. An
 # explanation of the model must change when the model is destroyed; a map
-# that stays the same describes the image, not the model.
+# that stays the same describes the image, not the model. The test is
+# necessary, not sufficient: a map that changes with the weights may still
+# explain the decision badly.
 #
 # :obj:`hooks_tutorial.metrics.model_randomization` does this on a copy of the
 # model. Its ``explainer`` argument receives the copy and returns the method
 # to call; similarity is measured per image by Spearman's rank correlation
 # and by SSIM (structural similarity), both 1 for identical maps. We use the
 # first eight images; the tables show the mean over them.
+#
+# Each layer is re-initialized with its own ``reset_parameters()``. For
+# ``fc`` and the convolutions that is a fresh random draw. For a BatchNorm
+# layer it is a *reset*, not a draw: weight 1, bias 0 and fresh running
+# statistics (mean 0, variance 1), so "randomizing" ``bn3`` turns it into
+# (almost) the identity. On a copy of ``bn3``:
+
+bn3 = copy.deepcopy(model.bn3)
+bn3.reset_parameters()
+print("bn3 after reset_parameters():")
+print("  weight all 1:", bool((bn3.weight == 1).all()))
+print("  bias all 0:", bool((bn3.bias == 0).all()))
+print("  running mean all 0:", bool((bn3.running_mean == 0).all()))
+print("  running variance all 1:", bool((bn3.running_var == 1).all()))
 
 few = images[:8]
 print("images in the test:", len(few))
@@ -183,16 +206,20 @@ def plot_steps(steps, title):
         axes[0, col].set_title(step.layer, fontsize=9)
     fig.suptitle(title)
     fig.tight_layout()
+    plt.show()
 
 
 plot_steps(gradcam_steps, "Grad-CAM, cascading randomization")
 
 # %%
-# Grad-CAM passes the test: its maps depend on the model. Its channel weights
-# come from the gradient of the score, which runs through ``fc`` first, so
-# randomizing ``fc`` alone already changes the maps (in the table, the
-# similarity falls right after the first step), and they stay far from the
-# original as more layers are randomized.
+# Grad-CAM passes the test: its maps change with the model, and they stay
+# far from the original as more layers are randomized. On this model the
+# first step is passed by construction: Grad-CAM equals CAM divided by
+# :math:`Z` (see the previous page), and CAM's channel weights *are* the
+# rows of ``fc``'s weight, so a random ``fc`` must change the maps (in the
+# table, the similarity falls right after the first step). Passing says that
+# the map depends on the weights, not that it explains the decision well;
+# that is what deletion and insertion above measure.
 #
 # Guided backpropagation under the same test
 # ------------------------------------------
@@ -233,11 +260,12 @@ for ax, measure in zip(axes, ("spearman", "ssim"), strict=True):
     ax.legend()
 axes[0].set_ylabel("similarity to the original maps")
 fig.tight_layout()
+plt.show()
 
 # %%
 # Guided backpropagation behaves very differently. Randomizing ``fc`` and
-# ``bn3``, the top of the network where the classes are told apart, leaves
-# its maps much like the original ones (the figure still shows the object's
+# resetting ``bn3``, the top of the network where the classes are told apart,
+# leaves its maps much like the original ones (the figure still shows the object's
 # outline). Its similarity then declines only gradually as the convolutions
 # are randomized, and is lowest once the first block is random too. On this
 # small network this resembles what Adebayo et al. reported for deep ones:
@@ -255,9 +283,11 @@ fig.tight_layout()
 # - The cascading randomization test asks whether the map depends on the
 #   model at all: re-initialize layers from the top, recompute, compare with
 #   Spearman's rank correlation and SSIM.
-# - Grad-CAM changes as soon as the top layer is random: it explains the
-#   model. Guided backpropagation stays much the same through the top layers:
-#   its sharpness comes from the image, not from the decision.
+# - Grad-CAM changes as soon as the top layer is random: it passes this
+#   necessary (not sufficient) check; on this model, where it equals CAM / Z,
+#   it passes by construction. Guided backpropagation stays much the same
+#   through the top layers: its sharpness comes from the image, not from the
+#   decision.
 #
 # Exercises
 # ---------
@@ -299,3 +329,17 @@ fig.tight_layout()
 #           return explain
 #
 #       print_steps(metrics.model_randomization(model, gradient_explainer, few))
+#
+#    1. With black pixels the ranking of the three maps changes: the centre
+#       map and the random map now get *lower* (better) deletion AUCs than
+#       Grad-CAM. Deleting Grad-CAM's pixels first cuts a black hole in the
+#       shape of the object out of a textured background, and its outline
+#       still shows the shape.
+#    2. Not by both measures. The mask gives the highest insertion AUC of the
+#       four maps, but its deletion AUC is higher (worse) than Grad-CAM's: all
+#       of the object's pixels get the same value, so the mask cannot say
+#       which of them matter most.
+#    3. Like guided backpropagation: its maps stay similar to the original
+#       ones after ``fc`` and ``bn3`` (Spearman correlation above 0.6, where
+#       Grad-CAM falls below 0.4) and change only as the convolutions are
+#       randomized.

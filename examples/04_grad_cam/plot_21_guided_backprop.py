@@ -33,16 +33,18 @@ Grad-CAM pages before this one.
 # A trained model and four test images
 # ------------------------------------
 #
-# We reuse the ``SimpleCNN`` trained on the shapes data (the library trains it
-# on first use and caches it) and four images of the test split.
+# We reuse the ``SimpleCNN`` trained on the shapes data (its weights ship
+# with the library) and four images of the test split.
 
 import copy
 
 import matplotlib.pyplot as plt
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 import hooks_tutorial as ht
+from hooks_tutorial.metrics import energy_pointing_game
 
 torch.manual_seed(0)
 model = ht.pretrained("simple_cnn-shapes")
@@ -160,10 +162,28 @@ for col, (title, maps) in enumerate(columns.items()):
 for row in range(4):
     axes[row, 0].set_ylabel(data.classes[predicted[row]])
 fig.tight_layout()
+plt.show()
+
+# %%
+# The object masks put the figure into numbers: the share of each input
+# map's mass within 2 pixels of the object's outline, one value per image,
+# next to that band's share of the image's area.
+
+masks = data.masks[:, None].float()
+grown = F.max_pool2d(masks, 5, stride=1, padding=2)  # the object, 2 px wider
+shrunk = -F.max_pool2d(-masks, 5, stride=1, padding=2)  # the object, 2 px narrower
+outline = (grown - shrunk)[:, 0].bool()
+for name in ("gradient", "guided backprop"):
+    shares = energy_pointing_game(columns[name].detach(), outline)
+    print(f"{name:16s} mass near the outline: " + " ".join(f"{v:.3f}" for v in shares.tolist()))
+areas = outline.float().mean(dim=(1, 2))
+print(f"{'band area':16s} share of the image:   " + " ".join(f"{v:.3f}" for v in areas.tolist()))
 
 # %%
 # The plain gradient is a noisy cloud over the object and its surroundings.
-# Guided backpropagation traces the object's outline sharply. Grad-CAM is
+# Guided backpropagation follows the object's outline: on every image it puts
+# a larger share of its mass near the outline than the plain gradient does,
+# and both put more there than the band's share of the area. Grad-CAM is
 # coarse, one value per cell of its grid, but it is computed for the
 # explained class, and the product keeps the sharp outline only where
 # Grad-CAM points. Whether the sharp guided maps actually depend on the

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import contextlib
 import numbers
+import threading
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeAlias
 
@@ -20,16 +22,38 @@ from torch import Tensor, nn
 Target: TypeAlias = "int | Sequence[int] | Tensor | Callable[[Any], Tensor] | None"
 
 
+_EVAL_LOCK = threading.Lock()
+# model -> [number of calls inside eval_mode(model), the flags to restore]
+_EVAL_USERS: weakref.WeakKeyDictionary[nn.Module, list[Any]] = weakref.WeakKeyDictionary()
+
+
 @contextlib.contextmanager
 def eval_mode(model: nn.Module) -> Iterator[None]:
-    """Put ``model`` in eval mode and restore every submodule's own flag afterwards."""
-    flags = [(module, module.training) for module in model.modules()]
-    model.eval()
+    """Put ``model`` in eval mode and restore every submodule's own flag afterwards.
+
+    Calls that overlap on one model (from several threads, or nested) share
+    one eval period: the first to enter records the flags, the last to leave
+    restores them, so no call sees the model switch back to training mode
+    under it.
+    """
+    with _EVAL_LOCK:
+        entry = _EVAL_USERS.get(model)
+        if entry is None:
+            flags = [(module, module.training) for module in model.modules()]
+            model.eval()
+            _EVAL_USERS[model] = [1, flags]
+        else:
+            entry[0] += 1
     try:
         yield
     finally:
-        for module, flag in flags:
-            module.training = flag
+        with _EVAL_LOCK:
+            entry = _EVAL_USERS[model]
+            entry[0] -= 1
+            if entry[0] == 0:
+                del _EVAL_USERS[model]
+                for module, flag in entry[1]:
+                    module.training = flag
 
 
 def check_logits(output: object, batch: int) -> Tensor:

@@ -3,7 +3,9 @@
 Both context managers register their hooks on entry and remove every one of
 them on exit, normally or by an exception; the recorded values stay readable
 after the block. Only the latest, detached value per layer is kept, so a long
-loop neither leaks autograd graphs nor grows memory.
+loop neither leaks autograd graphs nor grows memory. The hooks act only on the
+forward passes run in the thread (context) that entered the block: another
+thread's passes through the same model are neither recorded nor changed.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import torch
 from torch import nn
 from torch.utils.hooks import RemovableHandle
 
+from ._scope import Scope
 from .hooks import HookGroup
 from .layers import LayersLike, resolve_layers
 
@@ -33,7 +36,8 @@ V = TypeVar("V")
 _NOT_RUN_HINT = (
     "check that the model's forward calls it, as a module (layer(x); calling "
     "layer.forward(x) directly skips hooks), and that the forward pass ran inside "
-    "the with block"
+    "the with block, in the thread that entered it (passes run by other threads, such "
+    "as nn.DataParallel's replicas on several GPUs, are not recorded)"
 )
 
 
@@ -294,6 +298,20 @@ def capture_activations(
     MissingCaptureError
         When reading a layer that did not run during the forward pass.
 
+    Notes
+    -----
+    Only the forward passes run in the context that entered the ``with``
+    block (its thread, or asyncio task) are recorded. A forward pass that
+    another thread runs through the same model while the block is open is
+    neither recorded nor changed, so a model shared by request threads can
+    be inspected from one of them. To record a pass run in a worker thread on
+    purpose, run it in a copy of the block's context:
+    ``pool.submit(contextvars.copy_context().run, model, x)``. Under
+    :class:`torch.nn.DataParallel` on the CPU (or on one GPU) the wrapped
+    model runs in the calling thread and is recorded as usual (name the
+    layers ``"module.<name>"``); with several GPUs its replicas run in worker
+    threads and are not recorded: capture on ``model.module`` instead.
+
     See Also
     --------
     capture_gradients : The gradients with respect to layer outputs.
@@ -330,11 +348,12 @@ def capture_activations(
 
         return hook
 
-    with HookGroup() as group:
+    scope = Scope()
+    with HookGroup() as group, scope:
         for name, module in pairs:  # one closure per layer: no late binding
-            group.forward(module, output_hook(name))
+            group.forward(module, scope.wrap(output_hook(name)))
             if inputs:
-                group.forward_pre(module, input_hook(name))
+                group.forward_pre(module, scope.wrap(input_hook(name)))
         yield outputs
 
 
@@ -399,6 +418,20 @@ def capture_gradients(model: nn.Module, layers: LayersLike) -> Iterator[Captures
     MissingCaptureError
         When reading a layer that did not run, or that no backward pass reached.
 
+    Notes
+    -----
+    Only the forward passes run in the context that entered the ``with``
+    block (its thread, or asyncio task) are recorded. A forward pass that
+    another thread runs through the same model while the block is open is
+    neither recorded nor changed, so a model shared by request threads can
+    be inspected from one of them. To record a pass run in a worker thread on
+    purpose, run it in a copy of the block's context:
+    ``pool.submit(contextvars.copy_context().run, model, x)``. Under
+    :class:`torch.nn.DataParallel` on the CPU (or on one GPU) the wrapped
+    model runs in the calling thread and is recorded as usual, and the backward pass may run in any thread (name the
+    layers ``"module.<name>"``); with several GPUs its replicas run in worker
+    threads and are not recorded: capture on ``model.module`` instead.
+
     See Also
     --------
     capture_activations : The outputs themselves.
@@ -453,10 +486,11 @@ def capture_gradients(model: nn.Module, layers: LayersLike) -> Iterator[Captures
 
         return hook
 
+    scope = Scope()
     try:
-        with HookGroup() as group:
+        with HookGroup() as group, scope:
             for name, module in pairs:
-                group.forward(module, forward_hook(name))
+                group.forward(module, scope.wrap(forward_hook(name)))
             yield grads
     finally:
         # Tensor hooks live on outputs the caller may still hold; remove them too

@@ -7,6 +7,15 @@ r"""Change or check gradients during the backward pass, with removable hooks.
 
 Each returns something to use in a ``with`` statement; every hook is removed
 when the block ends, normally or by an exception.
+
+Threads: :func:`scale_gradients` and :func:`clip_gradients` hook the
+parameters themselves, so they act on every backward pass through those
+parameters while the hooks exist, whichever thread runs it (autograd may run
+a backward pass in its own threads, on a GPU). :func:`detect_anomalies`
+checks the forward passes run in the context that entered its block only (a
+pass that another thread runs through the model is neither checked nor
+stopped), the gradients of those passes' outputs, and every gradient that
+reaches a parameter.
 """
 
 from __future__ import annotations
@@ -22,6 +31,7 @@ from torch.utils.hooks import RemovableHandle
 from torch.utils.weak import WeakIdKeyDictionary
 
 from ._checks import check_model, positive_number
+from ._scope import Scope
 from .hooks import HookGroup
 from .layers import LayersLike, resolve_layers
 
@@ -490,12 +500,13 @@ def detect_anomalies(model: nn.Module) -> Iterator[None]:
 
         return hook
 
+    scope = Scope()
     try:
-        with HookGroup() as group:
+        with HookGroup() as group, scope:
             for module in model.modules():
                 name = names[id(module)]
-                group.forward_pre(module, pre_hook)
-                group.forward(module, forward_hook)
+                group.forward_pre(module, scope.wrap(pre_hook))
+                group.forward(module, scope.wrap(forward_hook))
                 for pname, p in module.named_parameters(recurse=False):
                     if p.requires_grad:
                         full = f"{name}.{pname}" if name else pname

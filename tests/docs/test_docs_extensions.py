@@ -86,7 +86,8 @@ def test_page_titles_come_from_docstrings_and_headings(tmp_path: Path) -> None:
 
 SAMPLE = """\
 See :doc:`/auto_examples/01_x/plot_01_a` and :doc:`this page </api>`,
-:obj:`~hooks_tutorial.GradCAM` and :func:`torch.nn.Module.register_forward_hook`.
+:obj:`~hooks_tutorial.GradCAM` and :func:`torch.nn.Module.register_forward_hook`,
+:meth:`~hooks_tutorial.GradCAM.maps`, :obj:`hooks_tutorial.undocumented`.
 
 .. math::
 
@@ -105,7 +106,7 @@ def test_notebook_markdown_has_no_rest_left(tmp_path: Path) -> None:
     meta = tmp_path / "meta.json"
     meta.write_text(
         '{"site": "https://example.org/en/", "api": "https://example.org/en/api.html",'
-        ' "titles": {"auto_examples/01_x/plot_01_a": "Callbacks"}}'
+        ' "objects": ["hooks_tutorial.GradCAM"], "titles": {"auto_examples/01_x/plot_01_a": "Callbacks"}}'
     )
     markdown = pypandoc.convert_text(
         SAMPLE,
@@ -120,7 +121,10 @@ def test_notebook_markdown_has_no_rest_left(tmp_path: Path) -> None:
     )
     assert "[Callbacks](https://example.org/en/auto_examples/01_x/plot_01_a.html)" in markdown
     assert "[this page](https://example.org/en/api.html)" in markdown
-    assert "[`GradCAM`](https://example.org/en/api.html#hooks_tutorial.GradCAM)" in markdown
+    page = "https://example.org/en/generated/hooks_tutorial.GradCAM.html"
+    assert f"[`GradCAM`]({page}#hooks_tutorial.GradCAM)" in markdown
+    assert f"[`maps`]({page}#hooks_tutorial.GradCAM.maps)" in markdown
+    assert "[`hooks_tutorial.undocumented`](https://example.org/en/api.html)" in markdown
     assert "`torch.nn.Module.register_forward_hook`" in markdown
     assert "$$L = \\sum_k \\alpha_k A^k$$" in markdown
     assert "<details><summary>Solution</summary>" in markdown

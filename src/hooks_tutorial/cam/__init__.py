@@ -3,8 +3,10 @@
 Every method is constructed as ``Method(model, target_layer, *,
 reshape_transform=None)`` and called as ``cam(x, target=None)``; it returns
 maps ``[B, H, W]`` in [0, 1] (or raw maps with ``raw=True``). Hooks live only
-during a call, the model runs in eval mode for the call and is otherwise left
-as it was (training flags, parameters' ``.grad``, BatchNorm statistics).
+during a call and act only on the forward pass that the call runs, so threads
+can share one model (:class:`HooksPerCall` states the rule); the model runs in
+eval mode for the call and is otherwise left as it was (training flags,
+parameters' ``.grad``, BatchNorm statistics).
 
 ========================  ==================================================
 :class:`GradCAM`          channels weighted by their mean gradient
@@ -12,7 +14,7 @@ as it was (training flags, parameters' ``.grad``, BatchNorm statistics).
 :class:`XGradCAM`         gradients averaged with activation weights
 :class:`LayerCAM`         positive gradient times activation, per position
 :class:`HiResCAM`         gradient times activation, per position
-:class:`ScoreCAM`         weights from forward passes on masked inputs
+:class:`ScoreCAM`         weights from scores of masked inputs, two variants
 :class:`EigenCAM`         first principal component (class-agnostic)
 :class:`CAM`              the original CAM, for GAP -> linear networks
 :class:`GuidedBackprop`   input saliency with guided ReLU gradients
@@ -23,11 +25,11 @@ as it was (training flags, parameters' ``.grad``, BatchNorm statistics).
 from __future__ import annotations
 
 from .._scoring import Target
-from ._base import BaseCAM, ReshapeTransform
+from ._base import BaseCAM, HooksPerCall, ReshapeTransform
 from ._guided import GuidedBackprop, GuidedGradCAM
 from ._methods import CAM, EigenCAM, GradCAM, GradCAMPlusPlus, HiResCAM, LayerCAM, XGradCAM
 from ._reshape import token_reshape_transform
-from ._score import ScoreCAM
+from ._score import ScoreCAM, ScoreWeights
 
 __all__ = [
     "CAM",
@@ -38,9 +40,11 @@ __all__ = [
     "GuidedBackprop",
     "GuidedGradCAM",
     "HiResCAM",
+    "HooksPerCall",
     "LayerCAM",
     "ReshapeTransform",
     "ScoreCAM",
+    "ScoreWeights",
     "Target",
     "XGradCAM",
     "token_reshape_transform",

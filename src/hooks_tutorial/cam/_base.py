@@ -6,18 +6,23 @@ import functools
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, TypeAlias, cast
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias, cast
 
 import torch
 from torch import Tensor, nn
 
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
 from .._checks import check_finite, check_grad_mode, check_input
 from .._maps import normalize, upsample
+from .._scope import Scope
 from .._scoring import Target, eval_mode, resolve_target
-from ..hooks import HookGroup, RemovesOnExit
+from ..hooks import HookGroup
 from ..layers import LayersLike, resolve_layers
 
-__all__ = ["BaseCAM", "LayerRecord", "ReshapeTransform", "combine"]
+__all__ = ["BaseCAM", "HooksPerCall", "LayerRecord", "ReshapeTransform", "combine"]
 
 #: Maps a layer's activation (for example tokens ``[B, N, C]``) to ``[B, C, h, w]``.
 ReshapeTransform: TypeAlias = "Callable[[Tensor], Tensor]"
@@ -52,8 +57,45 @@ class LayerRecord:
     indices: Tensor | None
 
 
-class BaseCAM(RemovesOnExit):
+class HooksPerCall:
+    """The hook rule of the CAM and saliency classes, written once.
+
+    An object of these classes holds no hook. Each call registers its hooks
+    when it starts and removes them in ``finally`` before it returns, whether
+    it returns or raises (any exception, ``KeyboardInterrupt`` included).
+    While they exist, the hooks act only on the passes that the call itself
+    runs, in its own thread: a forward pass that another thread runs through
+    the same model at the same time is neither recorded nor changed. So one
+    model (and one object) can serve concurrent calls, whose results equal
+    those of the same calls made one after another.
+
+    ``with Method(...) as m:`` keeps working, but is not needed: leaving the
+    block has nothing to remove, and never swallows an exception.
+    """
+
+    def __enter__(self) -> Self:
+        """Return the object itself: ``with GradCAM(...) as cam:`` keeps working.
+
+        The ``with`` block is not needed: the object holds no hook (each call
+        removes its own before returning), so leaving the block has nothing
+        to remove and never swallows an exception.
+        """
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        """Do nothing: there is no hook to remove (see :meth:`__enter__`)."""
+
+
+class BaseCAM(HooksPerCall):
     """Common base of the CAM methods: hook lifecycle, checks, targets, post-processing.
+
+    Hooks follow the library's rule (see :class:`HooksPerCall`): none is
+    held between calls, and a call's hooks act only on its own forward pass.
 
     A subclass implements ``_maps(x, target)``, returning one signed map
     ``[B, h, w]`` per target layer, from the :class:`LayerRecord` that
@@ -123,7 +165,6 @@ class BaseCAM(RemovesOnExit):
             raise TypeError(msg)
         self.reshape_transform = reshape_transform
         self.relu = relu
-        self._hooks = HookGroup()
 
     # -- public API ------------------------------------------------------------
     def __call__(self, x: Tensor, target: Target = None, *, raw: bool = False) -> Tensor:
@@ -189,14 +230,6 @@ class BaseCAM(RemovesOnExit):
             maps = [m.clamp(min=0) for m in maps]
         return combine(maps, (x.shape[-2], x.shape[-1]), raw=raw)
 
-    def remove(self) -> None:
-        """Remove any hook this object still holds; safe to call more than once.
-
-        Hooks are registered at the start of each call and removed before it
-        returns, so this only matters after an interrupted call.
-        """
-        self._hooks.remove()
-
     def __repr__(self) -> str:
         names = [name for name, _ in self.layers]
         return f"{type(self).__name__}(target_layer={names[0] if len(names) == 1 else names!r})"
@@ -218,11 +251,13 @@ class BaseCAM(RemovesOnExit):
         grads: list[Tensor] | None = None
         indices: Tensor | None = None
         grad_mode = torch.enable_grad() if self.uses_gradients else torch.no_grad()
+        scope = Scope()
         with eval_mode(self.model), grad_mode:
-            with self._hooks:
+            with HookGroup() as hooks:
                 for (_, module), record in zip(self.layers, records, strict=True):
-                    self._hooks.forward(module, functools.partial(self._record, record))
-                output = self.model(x)
+                    hooks.forward(module, scope.wrap(functools.partial(self._record, record)))
+                with scope:
+                    output = self.model(x)
             kept = self._last_calls(records)
             activations = self._checked([a.detach() for a in kept], "activations of layer", batch)
             if self.uses_target:
@@ -273,7 +308,8 @@ class BaseCAM(RemovesOnExit):
                     f"the target layer {name!r} did not run during the forward pass (its "
                     "forward hook never fired); pick a layer that the model's forward() "
                     "calls, such as one listed by model.named_modules() that produces the "
-                    "last feature map"
+                    "last feature map. A layer that runs in another thread (nn.DataParallel "
+                    "on several GPUs) is not seen: explain model.module instead"
                 )
                 raise RuntimeError(msg)
             if len(record) > 1:

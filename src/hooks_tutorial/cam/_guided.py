@@ -8,10 +8,11 @@ import torch
 from torch import Tensor, nn
 
 from .._checks import check_finite, check_grad_mode, check_input, check_model
+from .._scope import Scope
 from .._scoring import Target, eval_mode, resolve_target
-from ..hooks import HookGroup, RemovesOnExit
+from ..hooks import HookGroup
 from ..layers import LayersLike
-from ._base import ReshapeTransform
+from ._base import HooksPerCall, ReshapeTransform
 from ._methods import GradCAM
 
 __all__ = ["GuidedBackprop", "GuidedGradCAM"]
@@ -21,7 +22,7 @@ def _positive(grad: Tensor) -> Tensor:
     return grad.clamp(min=0)
 
 
-class GuidedBackprop(RemovesOnExit):
+class GuidedBackprop(HooksPerCall):
     r"""Guided backpropagation: input gradients that pass only positive signals through ReLUs.
 
     A ReLU normally passes the gradient where its input was positive. Guided
@@ -91,7 +92,6 @@ class GuidedBackprop(RemovesOnExit):
                 "(functional torch.relu calls and other activations such as GELU are not seen)"
             )
             raise ValueError(msg)
-        self._hooks = HookGroup()
 
     def __call__(self, x: Tensor, target: Target = None) -> Tensor:
         """Return the guided saliency ``[B, C, H, W]``; see the class docstring."""
@@ -125,10 +125,12 @@ class GuidedBackprop(RemovesOnExit):
                 if isinstance(output, Tensor) and output.requires_grad:
                     tensor_hooks.tensor(output, _positive)
 
-            with self._hooks:
+            scope = Scope()
+            with HookGroup() as relu_hooks:
                 for _, relu in self.relus:
-                    self._hooks.forward(relu, guide)
-                output = self.model(x_in)
+                    relu_hooks.forward(relu, scope.wrap(guide))
+                with scope:
+                    output = self.model(x_in)
             scores, indices = resolve_target(output, target, x.shape[0])
             if not scores.requires_grad:
                 msg = "the score does not depend on the input; cannot backpropagate to it"
@@ -137,15 +139,11 @@ class GuidedBackprop(RemovesOnExit):
         check_finite(grad, "input gradients")
         return grad, indices
 
-    def remove(self) -> None:
-        """Remove any hook still held (only after an interrupted call); idempotent."""
-        self._hooks.remove()
-
     def __repr__(self) -> str:
         return f"GuidedBackprop({len(self.relus)} ReLU module(s))"
 
 
-class GuidedGradCAM(RemovesOnExit):
+class GuidedGradCAM(HooksPerCall):
     r"""Guided Grad-CAM: guided backpropagation masked by the upsampled Grad-CAM map.
 
     .. math::
@@ -204,11 +202,6 @@ class GuidedGradCAM(RemovesOnExit):
         saliency, indices = self.guided.saliency(x, target)
         cam = self.gradcam(x, target if indices is None else indices)
         return saliency * cam[:, None].to(saliency.dtype)
-
-    def remove(self) -> None:
-        """Remove any hook still held; idempotent."""
-        self.guided.remove()
-        self.gradcam.remove()
 
     def __repr__(self) -> str:
         return f"GuidedGradCAM({self.gradcam!r})"

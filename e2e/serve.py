@@ -2,7 +2,7 @@
 
 Usage::
 
-    python tests/e2e/serve.py DIRECTORY PORT
+    python e2e/serve.py DIRECTORY PORT
 
 Python's ``http.server``, quiet, with one addition that GitHub Pages also
 makes: a missing path gets the site's ``/404.html`` (with status 404), so the

@@ -1,9 +1,19 @@
-"""Fixtures for the browser tests: a local server, headless Chromium, link checks.
+"""Fixtures for the browser tests: a local server, error recording, link checks, axe-core.
 
-These tests run only in ``nox -s e2e`` (which sets ``HOOKS_TUTORIAL_E2E=1``,
-installs Playwright for Python and, if missing, Debian's Chromium); a plain
-``pytest`` or ``nox -s tests`` does not collect them. They need a built site:
-run ``nox -s docs`` first.
+``nox -s e2e`` runs these tests (after ``nox -s docs``); they live outside
+``tests/`` and pyproject's ``testpaths`` names only ``tests``, so a plain
+``pytest`` never collects them. By hand, from the repository root::
+
+    npm ci --prefix e2e          # axe-core, pinned in e2e/package-lock.json
+    pytest e2e -p no:cacheprovider
+
+pytest-playwright provides the browser, the contexts (``new_context``) and
+pages; the overrides below point it at Debian's Chromium (no browser download)
+and at the local server. What this file keeps, because no package does it:
+serving the built site like a static host (``serve.py``: the 404 page),
+recording console errors, failed and off-site requests per page, checking
+every link and #fragment once, axe-core's script, named screenshots and the
+summary printed at the end.
 """
 
 from __future__ import annotations
@@ -26,12 +36,11 @@ from typing import Any
 from urllib.parse import unquote, urldefrag, urlsplit
 
 import pytest
+from builtsite import HTML, READER, ROOT
 
-ROOT = Path(__file__).parents[2]
-HTML = ROOT / "docs" / "_build" / "html"
 ARTIFACTS = ROOT / "e2e-artifacts"
+AXE = Path(__file__).parent / "node_modules" / "axe-core" / "axe.min.js"
 CHROMIUM = os.environ.get("HOOKS_TUTORIAL_CHROMIUM", "/usr/bin/chromium")
-LANGUAGES = ("en", "zh_CN")
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -40,9 +49,6 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
-
-if not os.environ.get("HOOKS_TUTORIAL_E2E"):
-    collect_ignore_glob = ["test_*.py"]
 
 
 # -- what the run saw, printed at the end -------------------------------------------
@@ -56,6 +62,7 @@ class Stats:
     anchors: int = 0  # references with a #fragment whose target was checked
     downloads: set[str] = field(default_factory=set)
     external: Counter[str] = field(default_factory=Counter)  # host -> links (not fetched)
+    audits: int = 0  # axe-core runs (page x theme)
     screenshots: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -67,6 +74,7 @@ class Stats:
             "fragments_checked": self.anchors,
             "downloads_checked": len(self.downloads),
             "external_links_by_host": dict(self.external.most_common()),
+            "axe_audits": self.audits,
             "screenshots": self.screenshots,
             "notes": self.notes,
         }
@@ -97,6 +105,7 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
         f" {summary['fragments_checked']} #fragments checked)"
     )
     write(f"downloads checked: {summary['downloads_checked']}")
+    write(f"axe-core audits (WCAG 2 A/AA, page x theme): {summary['axe_audits']}")
     hosts = ", ".join(f"{h} {n}" for h, n in stats.external.most_common())
     write(f"external links (not fetched: the tests run offline): {hosts or 'none'}")
     write(f"screenshots: {len(stats.screenshots)} in {ARTIFACTS}")
@@ -110,18 +119,6 @@ def stats(request: pytest.FixtureRequest) -> Stats:
 
 
 # -- the site and its server ----------------------------------------------------------
-
-
-def built_pages() -> list[str]:
-    """Every HTML page of both languages, plus the root pages, as URL paths."""
-    pages = ["index.html", "404.html"]
-    for language in LANGUAGES:
-        for path in sorted((HTML / language).rglob("*.html")):
-            rel = path.relative_to(HTML).as_posix()
-            if "/_static/" in rel or "/_sources/" in rel or "/_downloads/" in rel:
-                continue
-            pages.append(rel)
-    return [p for p in pages if (HTML / p).is_file()]
 
 
 @pytest.fixture(scope="session")
@@ -148,12 +145,7 @@ def _free_port() -> int:
 def server(site: Path) -> Iterator[str]:
     port = _free_port()
     process = subprocess.Popen(
-        [
-            sys.executable,
-            str(Path(__file__).with_name("serve.py")),
-            str(site),
-            str(port),
-        ]
+        [sys.executable, str(Path(__file__).with_name("serve.py")), str(site), str(port)]
     )
     base = f"http://127.0.0.1:{port}/"
     try:
@@ -172,25 +164,23 @@ def server(site: Path) -> Iterator[str]:
         process.wait(timeout=10)
 
 
-# -- the browser ------------------------------------------------------------------------
+# -- the browser: pytest-playwright's fixtures, pointed at Debian's Chromium -----------
 
 
 @pytest.fixture(scope="session")
-def browser() -> Iterator[Any]:
+def browser_type_launch_args(browser_type_launch_args: dict[str, Any]) -> dict[str, Any]:
     if not Path(CHROMIUM).is_file():
         pytest.exit(
             f"no Chromium at {CHROMIUM}: `apt-get install chromium chromium-driver` "
             "(nox -s e2e does this when run as root)",
             returncode=1,
         )
-    from playwright.sync_api import sync_playwright  # noqa: PLC0415 - only under nox -s e2e
+    return {**browser_type_launch_args, "executable_path": CHROMIUM, "args": CHROMIUM_ARGS}
 
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
+
+@pytest.fixture(scope="session")
+def base_url(server: str) -> str:
+    return server
 
 
 @dataclass
@@ -214,69 +204,64 @@ class Record:
         )
 
 
-@pytest.fixture
-def new_context(browser: Any, server: str) -> Iterator[Callable[..., Any]]:
-    contexts: list[Any] = []
+def watch(page: Any, server: str) -> Record:
+    """Record the page's errors and failed requests; abort requests to other hosts."""
+    record = Record()
+    # requests to any other host are aborted (and reported): the site must work offline
+    elsewhere = re.compile("^(?!" + re.escape(server) + "|data:|blob:)")
 
-    def make(**options: Any) -> Any:
-        options.setdefault("locale", "en-US")
-        options.setdefault("viewport", {"width": 1280, "height": 900})
-        context = browser.new_context(base_url=server, **options)
-        context.set_default_timeout(20_000)
-        contexts.append(context)
-        return context
+    def block(route: Any) -> None:
+        record.external_requests.append(route.request.url)
+        route.abort()
 
-    yield make
-    for context in contexts:
-        context.close()
+    page.route(elsewhere, block)
+    page.on(
+        "console",
+        lambda msg: (
+            record.console_errors.append(f"{msg.text} ({msg.location.get('url')})")
+            if msg.type == "error"
+            else None
+        ),
+    )
+    page.on("pageerror", lambda error: record.page_errors.append(str(error)))
+    page.on(
+        "requestfailed",
+        lambda request: (
+            None
+            if request.url in record.external_requests
+            # a navigation cut short by the root page's own redirect is not a
+            # broken link (those arrive as HTTP errors in the "response" handler)
+            or (request.is_navigation_request() and request.failure == "net::ERR_ABORTED")
+            else record.failed_requests.append(f"{request.url}: {request.failure}")
+        ),
+    )
+    page.on(
+        "response",
+        lambda response: (
+            record.failed_requests.append(f"{response.url}: HTTP {response.status}")
+            if response.status >= 400
+            and not response.url.endswith("/404.html")
+            and response.request.resource_type != "document"
+            else None
+        ),
+    )
+    return record
 
 
 @pytest.fixture
 def open_page(new_context: Callable[..., Any], server: str, stats: Stats) -> Callable[..., Any]:
-    """Open a URL path in a fresh page that records errors; returns (page, record, response)."""
-    # requests to any other host are aborted (and reported): the site must work offline
-    elsewhere = re.compile("^(?!" + re.escape(server) + "|data:|blob:)")
+    """Open a URL path in a fresh page that records errors; returns (page, record, response).
+
+    Keyword options go to pytest-playwright's ``new_context`` (``locale``,
+    ``color_scheme``, ``accept_downloads``, ...).
+    """
 
     def open_(path: str, context: Any = None, **options: Any) -> tuple[Any, Record, Any]:
-        context = context or new_context(**options)
-        record = Record()
+        if context is None:
+            context = new_context(**{**READER, **options})
+            context.set_default_timeout(20_000)
         page = context.new_page()
-
-        def block(route: Any) -> None:
-            record.external_requests.append(route.request.url)
-            route.abort()
-
-        page.route(elsewhere, block)
-        page.on(
-            "console",
-            lambda msg: (
-                record.console_errors.append(f"{msg.text} ({msg.location.get('url')})")
-                if msg.type == "error"
-                else None
-            ),
-        )
-        page.on("pageerror", lambda error: record.page_errors.append(str(error)))
-        page.on(
-            "requestfailed",
-            lambda request: (
-                None
-                if request.url in record.external_requests
-                # a navigation cut short by the root page's own redirect is not a
-                # broken link (those arrive as HTTP errors in the "response" handler)
-                or (request.is_navigation_request() and request.failure == "net::ERR_ABORTED")
-                else record.failed_requests.append(f"{request.url}: {request.failure}")
-            ),
-        )
-        page.on(
-            "response",
-            lambda response: (
-                record.failed_requests.append(f"{response.url}: HTTP {response.status}")
-                if response.status >= 400
-                and not response.url.endswith("/404.html")
-                and response.request.resource_type != "document"
-                else None
-            ),
-        )
+        record = watch(page, server)
         response = page.goto(server + path.lstrip("/"), wait_until="load")
         stats.pages.add(page.url.split("#")[0].split("?")[0])
         return page, record, response
@@ -345,6 +330,23 @@ def links(server: str, stats: Stats) -> LinkChecker:
     return LinkChecker(server, stats)
 
 
+# -- axe-core ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def axe_script() -> str:
+    """axe-core's browser script, installed by ``npm ci --prefix e2e`` (nox -s e2e does it)."""
+    if not AXE.is_file():
+        pytest.exit(
+            f"axe-core is not installed ({AXE} missing): run `npm ci --prefix e2e`",
+            returncode=1,
+        )
+    return AXE.read_text(encoding="utf-8")
+
+
+# -- artifacts --------------------------------------------------------------------------
+
+
 @pytest.fixture(scope="session")
 def artifacts() -> Path:
     ARTIFACTS.mkdir(exist_ok=True)
@@ -353,6 +355,9 @@ def artifacts() -> Path:
 
 @pytest.fixture
 def screenshot(artifacts: Path, stats: Stats) -> Callable[[Any, str], Path]:
+    """A named screenshot of what a reader sees (pytest-playwright's --screenshot names
+    files after the test and takes one per test; these are chosen views)."""
+
     def take(page: Any, name: str) -> Path:
         path = artifacts / f"{name}.png"
         page.screenshot(path=str(path), full_page=False)

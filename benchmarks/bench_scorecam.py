@@ -1,0 +1,210 @@
+"""Exact Score-CAM against pytorch-grad-cam's and torchcam's, and the ``top_k`` trade-off.
+
+Run: ``python benchmarks/bench_scorecam.py`` (``--repeats 1`` for one round).
+
+ResNet-18 with random weights, eval mode, ``layer4`` (512 channels), one
+224 x 224 image, CPU, 2 threads. Timed, interleaved in a shuffled order in
+each round:
+
+* ``ScoreCAM(model, "layer4")`` with ``weights="probability"`` (the authors'
+  weights) and ``weights="channel_softmax"`` (the peers' weights);
+* ``plain``: the same channel-softmax Score-CAM written the plain way (one
+  masked batch of 32 after another, standard memory format, ``no_grad``),
+  the reference the fast path must match (max difference <= 1e-5);
+* if installed, pytorch-grad-cam's ``ScoreCAM`` and torchcam's ``ScoreCAM``
+  with their default batch sizes (16 and 32). Each peer's hooks are made
+  and removed inside its own timed call, so that they do not slow the
+  others' forward passes.
+
+Goal: our time at most 0.6 x the fastest peer's. Then ``top_k``: time and
+agreement (Pearson correlation) with the exact map for a few budgets.
+
+The CPU-time column (process CPU seconds) is the steadier figure on a
+shared machine; wall times are noisy there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib.util
+import io
+import os
+import random
+import statistics
+import time
+import warnings
+from collections.abc import Callable, Iterator
+
+import torch
+import torch.nn.functional as F
+import torchvision
+
+from hooks_tutorial.cam import ScoreCAM
+from hooks_tutorial.metrics import pearson
+
+
+def plain_channel_softmax(model: torch.nn.Module, x: torch.Tensor, target: int) -> torch.Tensor:
+    """Channel-softmax Score-CAM written the plain way: the reference for the fast path."""
+    features: list[torch.Tensor] = []
+    handle = model.layer4.register_forward_hook(lambda _m, _a, out: features.append(out))
+    with torch.no_grad():
+        model(x)
+    handle.remove()
+    a = features[0][0]  # [K, h, w]
+    size = (x.shape[-2], x.shape[-1])
+    logits = torch.empty(a.shape[0])
+    with torch.no_grad():
+        for start in range(0, a.shape[0], 32):
+            up = F.interpolate(a[start : start + 32, None], size=size, mode="bilinear")
+            lo = up.amin(dim=(2, 3), keepdim=True)
+            span = up.amax(dim=(2, 3), keepdim=True) - lo
+            masks = torch.where(span > 0, (up - lo) / span.clamp(min=1e-30), 0.0)
+            logits[start : start + 32] = model(x * masks)[:, target]
+    cam = torch.relu(torch.einsum("k,khw->hw", logits.softmax(0), a))[None, None]
+    up = F.interpolate(cam, size=size, mode="bilinear")[:, 0]
+    lo, hi = up.amin(), up.amax()
+    return (up - lo) / (hi - lo)
+
+
+@contextlib.contextmanager
+def quiet() -> Iterator[None]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # peers may warn (deprecations); not our concern
+        yield
+
+
+def peers(model: torch.nn.Module, x: torch.Tensor, target: int) -> dict[str, Callable[[], object]]:
+    out: dict[str, Callable[[], object]] = {}
+    size = (x.shape[-2], x.shape[-1])
+    if importlib.util.find_spec("pytorch_grad_cam") is not None:
+        import pytorch_grad_cam  # noqa: PLC0415 - optional
+        from pytorch_grad_cam.utils.model_targets import (  # noqa: PLC0415 - optional
+            ClassifierOutputTarget,
+        )
+
+        def run_pgc() -> object:
+            # (stderr muted: its tqdm progress bars)
+            with (
+                pytorch_grad_cam.ScoreCAM(model=model, target_layers=[model.layer4]) as cam,
+                contextlib.redirect_stderr(io.StringIO()),
+            ):
+                maps = cam(input_tensor=x, targets=[ClassifierOutputTarget(target)])
+            return torch.from_numpy(maps)
+
+        out["pytorch-grad-cam ScoreCAM"] = run_pgc
+    if importlib.util.find_spec("torchcam") is not None:
+        from torchcam.methods import ScoreCAM as TorchCamScoreCAM  # noqa: PLC0415 - optional
+
+        def run_torchcam() -> object:
+            with TorchCamScoreCAM(model, "layer4") as extractor:
+                with torch.no_grad():
+                    scores = model(x)
+                maps = extractor(class_idx=target, scores=scores)[0]
+            return F.interpolate(maps[:, None], size=size, mode="bilinear")[:, 0]
+
+        out["torchcam ScoreCAM"] = run_torchcam
+    return out
+
+
+def measure(
+    fns: dict[str, Callable[[], object]], repeats: int
+) -> tuple[dict[str, list[float]], dict[str, list[float]], dict[str, object]]:
+    """Wall and CPU seconds per round, the functions in a shuffled order each round."""
+    wall: dict[str, list[float]] = {name: [] for name in fns}
+    cpu: dict[str, list[float]] = {name: [] for name in fns}
+    results: dict[str, object] = {}
+    order = list(fns)
+    shuffle = random.Random(0).shuffle
+    for _ in range(repeats):
+        shuffle(order)
+        for name in order:
+            start, start_cpu = time.perf_counter(), time.process_time()
+            results[name] = fns[name]()
+            wall[name].append(time.perf_counter() - start)
+            cpu[name].append(time.process_time() - start_cpu)
+    return wall, cpu, results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--size", type=int, default=224)
+    parser.add_argument("--budgets", type=int, nargs="*", default=[16, 32, 64, 128])
+    parser.add_argument("--no-peers", action="store_true")
+    args = parser.parse_args()
+
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(0)
+    model = torchvision.models.resnet18(weights=None).eval()
+    x = torch.randn(1, 3, args.size, args.size, generator=torch.Generator().manual_seed(1))
+    with torch.no_grad():
+        target = int(model(x).argmax(1))
+    print(
+        f"torch {torch.__version__}, {torch.get_num_threads()} threads, ResNet-18 (random "
+        f"weights), x = {tuple(x.shape)}, layer4 (512 channels), class {target}; "
+        f"load average {os.getloadavg()[0]:.1f}\n"
+    )
+
+    probability = ScoreCAM(model, "layer4")
+    softmax = ScoreCAM(model, "layer4", weights="channel_softmax")
+    softmax_128 = ScoreCAM(model, "layer4", weights="channel_softmax", batch_size=128)
+    fns: dict[str, Callable[[], object]] = {
+        "ours, weights='probability'": lambda: probability(x, target),
+        "ours, weights='channel_softmax'": lambda: softmax(x, target),
+        "ours, channel_softmax, batch 128": lambda: softmax_128(x, target),
+        "plain channel softmax (reference)": lambda: plain_channel_softmax(model, x, target),
+    }
+    peer_fns = {} if args.no_peers else peers(model, x, target)
+    fns.update(peer_fns)
+    with quiet():
+        wall, cpu, results = measure(fns, args.repeats)
+
+    print(f"{'exact Score-CAM, batch 1':<36} {'wall s (median)':>16} {'cpu s (median)':>15}")
+    for name in fns:
+        print(
+            f"{name:<36} {statistics.median(wall[name]):16.1f} {statistics.median(cpu[name]):15.1f}"
+        )
+    ours = "ours, weights='channel_softmax'"
+    if peer_fns:
+        for clock, times in (("wall", wall), ("cpu", cpu)):
+            fastest = min(peer_fns, key=lambda n: statistics.median(times[n]))
+            ratio = statistics.median(times[ours]) / statistics.median(times[fastest])
+            goal = "met" if ratio <= 0.6 else "MISSED"
+            print(
+                f"{clock} time, ours / fastest peer ({fastest}): {ratio:.2f} (goal <= 0.6: {goal})"
+            )
+    ours_map = results[ours]
+    reference = results["plain channel softmax (reference)"]
+    assert isinstance(ours_map, torch.Tensor)
+    assert isinstance(reference, torch.Tensor)
+    print(
+        f"max |ours - plain reference| (normalised maps): "
+        f"{float((ours_map - reference).abs().max()):.2e} (goal <= 1e-5)"
+    )
+    for name in peer_fns:
+        peer_map = results[name]
+        assert isinstance(peer_map, torch.Tensor)
+        r = float(pearson(ours_map, peer_map.to(ours_map.dtype))[0])
+        print(f"Pearson(ours channel_softmax, {name}): {r:.4f} (their masks differ slightly)")
+
+    # -- top_k: time and agreement with the exact maps -----------------------------
+    print(f"\n{'top_k (both weightings)':<36} {'wall s':>8} {'cpu s':>8} {'Pearson vs exact':>17}")
+    exact = {"probability": results["ours, weights='probability'"], "channel_softmax": ours_map}
+    for k in args.budgets:
+        for weights in ("probability", "channel_softmax"):
+            cam = ScoreCAM(model, "layer4", top_k=k, weights=weights)  # type: ignore[arg-type]
+            start, start_cpu = time.perf_counter(), time.process_time()
+            maps = cam(x, target)
+            seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - start_cpu
+            reference_map = exact[weights]
+            assert isinstance(reference_map, torch.Tensor)
+            r = float(pearson(maps, reference_map)[0])
+            label = f"top_k={k}, {weights}"
+            print(f"{label:<36} {seconds:8.2f} {cpu_seconds:8.2f} {r:17.3f}")
+    print(f"\nload average at the end: {os.getloadavg()[0]:.1f}")
+
+
+if __name__ == "__main__":
+    main()
