@@ -1,0 +1,286 @@
+# Needs the hooks_tutorial library: pip install hooks-tutorial
+# (or the development version: pip install "git+https://github.com/hooks-tutorial/hooks-tutorial")
+"""
+A pretrained model on real photos
+=================================
+
+Every page so far explained a small network trained on generated shapes.
+Readers then open a pretrained torchvision model and a photo, and new
+questions come up: how the photo must be prepared, which class names the
+outputs stand for, which layer of a deep network to explain, and how to draw
+the map on the photo rather than on the normalized input. This page takes
+those steps with torchvision's ImageNet ResNet-50 and photos that ship inside
+scikit-image.
+
+**What you will learn**
+
+- how ``weights.transforms()`` prepares a photo, and how to undo its
+  normalization for display;
+- how to read the top-5 classes with ``weights.meta["categories"]``;
+- how to explain two different classes in one photo with Grad-CAM;
+- how the choice of layer (``layer4``, ``layer3``, ``layer2``) changes the map.
+
+**Prerequisites**: :doc:`/auto_examples/04_grad_cam/plot_17_gradcam_library`
+(the library's Grad-CAM and its ``target`` argument).
+
+.. note::
+
+   **The weights.** This is the one page that needs a download: the
+   pretrained weights (about 100 MB). The page never downloads them itself.
+   It looks for them in the torch hub cache; when they are there, it shows
+   real predictions and maps. When they are not, it prints a note, shows its
+   code and skips the cells that need them, so no output made with random
+   weights is ever shown as if it were real. The hosted site fetches the
+   weights before it builds, so its copy of this page shows the predictions.
+"""
+
+# %%
+# Why ResNet-50
+# -------------
+#
+# torchvision publishes ImageNet weights for ResNet-50, and it is a common
+# first model in the examples of Grad-CAM libraries, so the maps here can be
+# compared with theirs. We name the weights explicitly
+# (``IMAGENET1K_V2``) rather than ``DEFAULT``, whose meaning may change in a
+# later torchvision.
+#
+# ``torchvision.models.resnet50(weights=weights)`` would download the file
+# when it is missing. We only look for it, in the place that call would save
+# it to. When it is not there, the cell prints a note that says how to get it.
+
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import skimage.data
+import torch
+import torchvision
+
+import hooks_tutorial as ht
+
+weights = torchvision.models.ResNet50_Weights.IMAGENET1K_V2
+weights_file = Path(torch.hub.get_dir()) / "checkpoints" / Path(weights.url).name
+have_weights = weights_file.is_file()
+if have_weights:
+    print(f"pretrained weights found: {weights_file.name}")
+else:
+    print(
+        "The pretrained weights are not on this machine, so this page shows its code "
+        "but no predictions. To get them (about 100 MB), run once:\n"
+        '  python -c "import torchvision; '
+        'torchvision.models.ResNet50_Weights.IMAGENET1K_V2.get_state_dict()"'
+    )
+
+# %%
+# Photos that ship with a package
+# -------------------------------
+#
+# scikit-image's wheel contains a few public-domain photos, so reading them
+# needs no download. ``skimage.data`` returns each one as a ``uint8`` array
+# of shape ``[H, W, 3]``.
+
+photos = {
+    "cat": skimage.data.chelsea(),
+    "coffee": skimage.data.coffee(),
+    "astronaut": skimage.data.astronaut(),
+}
+fig, axes = plt.subplots(1, len(photos), figsize=(9, 3))
+for ax, (name, photo) in zip(axes, photos.items(), strict=True):
+    print(f"{name}: {photo.dtype}, shape {photo.shape}")
+    ax.imshow(photo)
+    ax.set_title(f"{name}: {photo.shape[0]} x {photo.shape[1]}")
+    ax.axis("off")
+fig.tight_layout()
+plt.show()
+
+# %%
+# What the weights expect: ``weights.transforms()``
+# -------------------------------------------------
+#
+# The weights come with the preprocessing they were trained with. It resizes
+# the short side, crops the centre, scales to [0, 1] and normalizes each
+# channel with the ImageNet mean and standard deviation. It needs no weights
+# file, so this cell always runs.
+
+preprocess = weights.transforms()
+print(preprocess)
+
+
+def to_input(photo):
+    """A ``[H, W, 3]`` uint8 photo -> a normalized ``[3, 224, 224]`` input."""
+    return preprocess(torch.from_numpy(photo).permute(2, 0, 1))
+
+
+batch = torch.stack([to_input(photo) for photo in photos.values()])
+print("batch:", tuple(batch.shape), f"values from {batch.min():.2f} to {batch.max():.2f}")
+
+# %%
+# The normalized input is not a picture any more. To draw on it, undo the
+# normalization: multiply by the standard deviation and add the mean, channel
+# by channel.
+
+mean = torch.tensor(preprocess.mean).view(3, 1, 1)
+std = torch.tensor(preprocess.std).view(3, 1, 1)
+
+
+def to_picture(x):
+    """A normalized ``[3, H, W]`` input -> an ``[H, W, 3]`` picture in [0, 1]."""
+    return (x * std + mean).clamp(0, 1).permute(1, 2, 0).numpy()
+
+
+fig, axes = plt.subplots(1, 2, figsize=(6, 3))
+axes[0].imshow(batch[0].permute(1, 2, 0).clamp(0, 1).numpy())
+axes[0].set_title("normalized input, shown as is")
+axes[1].imshow(to_picture(batch[0]))
+axes[1].set_title("normalization undone")
+for ax in axes:
+    ax.axis("off")
+fig.tight_layout()
+plt.show()
+
+# %%
+# Top-5 classes and two maps for one photo
+# ----------------------------------------
+#
+# The model's 1000 outputs are scores for the ImageNet classes, whose names
+# are in ``weights.meta["categories"]``. The function below prints the five
+# most probable classes of a photo, then explains the first two with
+# Grad-CAM on ``layer4``, the last block: one map per class, computed in one
+# call by passing one target per copy of the photo.
+
+categories = weights.meta["categories"]
+
+
+def predict_and_explain(model, photo):
+    """Print the top-5 classes of ``photo``; return them and Grad-CAM maps of the first two."""
+    x = to_input(photo)[None]
+    with torch.no_grad():
+        probabilities = model(x).softmax(dim=1)[0]
+    top = probabilities.topk(5)
+    for p, k in zip(top.values.tolist(), top.indices.tolist(), strict=True):
+        print(f"  top-5: {categories[k]:<24} {p:.3f}")
+    cam = ht.GradCAM(model, "layer4")
+    maps = cam(x.expand(2, -1, -1, -1), target=top.indices[:2])
+    return top.indices.tolist(), maps
+
+
+# %%
+# Loading the weights does not download anything either: we read the file we
+# found. This is the same model that ``resnet50(weights=weights)`` returns.
+
+if have_weights:
+    model = torchvision.models.resnet50()
+    model.load_state_dict(torch.load(weights_file, weights_only=True))
+    model.eval()
+    for name, photo in photos.items():
+        print(f"{name}:")
+        classes, maps = predict_and_explain(model, photo)
+    print("hooks left:", ht.count_hooks(model).total)
+
+# %%
+# The loop ended with the astronaut, whose photo holds more than one object.
+# The two maps below explain its two most probable classes on the picture
+# with the normalization undone (``ht.overlay``): where they differ, the
+# model found each class in a different part of the photo.
+
+if have_weights:
+    picture = to_picture(to_input(photos["astronaut"]))
+    fig, axes = plt.subplots(1, 3, figsize=(9, 3.2))
+    axes[0].imshow(picture)
+    axes[0].set_title("astronaut")
+    for ax, k, class_map in zip(axes[1:], classes[:2], maps, strict=True):
+        ax.imshow(ht.overlay(picture, class_map))
+        ax.set_title(f"Grad-CAM: {categories[k]}")
+    for ax in axes:
+        ax.axis("off")
+    fig.tight_layout()
+    plt.show()
+
+# %%
+# Choosing the layer
+# ------------------
+#
+# A Grad-CAM map has the size of the layer's feature maps, upsampled to the
+# image. The sizes depend on the architecture only, not on the weights, so a
+# model on the ``meta`` device (shapes without numbers) and three forward
+# hooks tell them, weights or not:
+
+with torch.device("meta"):
+    skeleton = torchvision.models.resnet50()
+handles = [
+    getattr(skeleton, name).register_forward_hook(
+        lambda module, args, output, name=name: print(
+            f"{name}: {output.shape[1]} channels, {output.shape[2]} x {output.shape[3]}"
+        )
+    )
+    for name in ("layer2", "layer3", "layer4")
+]
+skeleton(torch.empty(1, 3, 224, 224, device="meta"))
+for handle in handles:
+    handle.remove()
+
+# %%
+# ``layer4``'s maps are coarse (7 x 7) but its features are about whole
+# objects. Earlier blocks keep more detail (``layer3``: 14 x 14, ``layer2``:
+# 28 x 28) but their features are about parts and textures, and their
+# gradients are further from the class score. The cat's top class, explained
+# at the three blocks:
+
+if have_weights:
+    x = to_input(photos["cat"])[None]
+    with torch.no_grad():
+        cat_class = int(model(x).argmax())
+    picture = to_picture(x[0])
+    fig, axes = plt.subplots(1, 3, figsize=(9, 3.2))
+    for ax, layer in zip(axes, ["layer4", "layer3", "layer2"], strict=True):
+        layer_map = ht.GradCAM(model, layer)(x, target=cat_class)[0]
+        ax.imshow(ht.overlay(picture, layer_map))
+        ax.set_title(f"{layer}: {categories[cat_class]}")
+        ax.axis("off")
+    fig.tight_layout()
+    plt.show()
+
+# %%
+# Summary
+# -------
+#
+# - Use the preprocessing that comes with the weights, ``weights.transforms()``,
+#   and undo its normalization (times the standard deviation, plus the mean)
+#   before drawing a map on the photo.
+# - ``weights.meta["categories"]`` names the outputs; ``topk`` gives the top-5.
+# - One Grad-CAM call explains several classes: one copy of the image per
+#   class, one target per copy.
+# - ``layer4`` is the usual choice for a ResNet: coarse maps of object-level
+#   features; earlier blocks give finer maps of lower-level features.
+# - Look for weights before loading them, and keep outputs made with random
+#   weights off a page that claims to show a pretrained model.
+#
+# Exercises
+# ---------
+#
+# 1. Explain the cat's fifth class instead of its first. Does the map move?
+# 2. Try ``torchvision.models.ResNet18_Weights.IMAGENET1K_V1``: the same code
+#    works once the model and the weights are swapped.
+# 3. Pass both ``"layer3"`` and ``"layer4"`` to one ``ht.GradCAM`` and compare
+#    the combined map with the two single maps.
+#
+# .. dropdown:: Solutions
+#
+#    .. code-block:: python
+#
+#       # 1. the fifth class of the cat
+#       x = to_input(photos["cat"])[None]
+#       with torch.no_grad():
+#           fifth = int(model(x).topk(5).indices[0, 4])
+#       fifth_map = ht.GradCAM(model, "layer4")(x, target=fifth)[0]
+#       plt.imshow(ht.overlay(to_picture(x[0]), fifth_map))
+#       plt.show()
+#
+#       # 2. ResNet-18: the same steps with other weights
+#       weights = torchvision.models.ResNet18_Weights.IMAGENET1K_V1
+#       model = torchvision.models.resnet18(weights=weights).eval()  # downloads once
+#       preprocess = weights.transforms()
+#
+#       # 3. two layers in one call
+#       both = ht.GradCAM(model, ["layer3", "layer4"])(x, target=fifth)[0]
+#       plt.imshow(ht.overlay(to_picture(x[0]), both))
+#       plt.show()
