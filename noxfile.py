@@ -267,8 +267,8 @@ def downloads(session: nox.Session) -> None:
     """Run every downloaded script and notebook (both languages) with the built wheel.
 
     After ``nox -s docs`` and ``nox -s build``: the environment's only install
-    of the project is the wheel in dist/ (plus a Jupyter kernel to run the
-    notebooks), and each download runs in an empty folder outside the clone.
+    of the project is the wheel in dist/ (plus scikit-image, which page 23
+    needs, and a Jupyter kernel to run the notebooks), and each download runs in an empty folder outside the clone.
     """
     wheels = sorted(DIST.glob("*.whl"))
     if not wheels or not (BUILD / "html" / "zh_CN" / "index.html").is_file():
