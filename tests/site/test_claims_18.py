@@ -42,6 +42,9 @@ def test_seven_methods_same_images_no_hooks_left() -> None:
     # "A fixed subset of the test set: the first 48 images"
     assert "images: (48, 3, 64, 64)" in printed
     assert "maps per method: (48, 64, 64)" in printed
+    # "Each method is then timed on the first 4 images only"; "the time column
+    # is the median ... on the 4 timed images, divided by 4"
+    assert "timed on: (4, 3, 64, 64)" in printed
     assert number(r"hooks left on the model: (\d+)", printed) == 0
 
 
