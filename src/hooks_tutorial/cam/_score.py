@@ -12,6 +12,7 @@ from .._maps import normalize, upsample
 from .._scoring import Target, check_logits, eval_mode, resolve_target, row_scores
 from ..layers import LayersLike
 from ._base import BaseCAM, ReshapeTransform
+from ._fold import FoldedPasses
 
 __all__ = ["ScoreCAM", "ScoreWeights"]
 
@@ -159,7 +160,10 @@ class ScoreCAM(BaseCAM):
     def _maps(self, x: Tensor, target: Target) -> list[Tensor]:
         record = self._run(x, target)
         with eval_mode(self.model):
-            return [self._layer_map(x, a, target, record.indices) for a in record.activations]
+            forward = _Forward(self.model, x[:1])
+            return [
+                self._layer_map(x, a, target, record.indices, forward) for a in record.activations
+            ]
 
     def channels(self, activations: Tensor) -> Tensor:
         """Which channels are scored: non-constant ones, within the ``top_k`` budget.
@@ -185,7 +189,12 @@ class ScoreCAM(BaseCAM):
         return budget
 
     def _layer_map(
-        self, x: Tensor, activations: Tensor, target: Target, indices: Tensor | None
+        self,
+        x: Tensor,
+        activations: Tensor,
+        target: Target,
+        indices: Tensor | None,
+        forward: _Forward,
     ) -> Tensor:
         size = (x.shape[-2], x.shape[-1])
         budget = self._budget(activations)
@@ -193,7 +202,6 @@ class ScoreCAM(BaseCAM):
         pairs = (budget & varying).nonzero()  # [P, 2]: (image, channel)
         softmax = self.weights == "channel_softmax"
         scores = torch.zeros(activations.shape[:2], dtype=activations.dtype, device=x.device)
-        forward = _Forward(self.model)
         with torch.inference_mode():
             for start in range(0, pairs.shape[0], self.batch_size):
                 image, channel = pairs[start : start + self.batch_size].unbind(dim=1)
@@ -244,24 +252,38 @@ def _logits(output: object, target: Target, indices: Tensor | None, rows: Tensor
 
 
 class _Forward:
-    """Run the model on masked inputs in the channels-last memory format, if the model allows.
+    """Run the model on masked inputs: channels-last if the model allows, BatchNorm folded.
 
     Convolutions on the CPU are faster on channels-last inputs. A model
     whose forward calls ``.view()`` on a tensor that the format makes
     non-contiguous raises; the batch is then run again in the standard
-    format, and so are the next ones.
+    format, and so are the next ones. Each eval-mode BatchNorm that follows
+    a convolution is folded into it for these passes (see
+    :class:`~hooks_tutorial.cam._fold.FoldedPasses`), found on ``probe``
+    (one image) at the first pass.
     """
 
-    def __init__(self, model: nn.Module) -> None:
+    def __init__(self, model: nn.Module, probe: Tensor) -> None:
         self.model = model
+        self.probe = probe
         self.channels_last = True
+        self.passes: FoldedPasses | None = None
+
+    def _passes(self, probe: Tensor) -> FoldedPasses:
+        if self.passes is None:
+            with torch.inference_mode():
+                self.passes = FoldedPasses(self.model, probe)
+        return self.passes
 
     def __call__(self, inputs: Tensor) -> object:
         if self.channels_last:
             try:
-                return self.model(inputs.contiguous(memory_format=torch.channels_last))
+                cl = torch.channels_last
+                passes = self._passes(self.probe.contiguous(memory_format=cl))
+                return passes(inputs.contiguous(memory_format=cl))
             except RuntimeError as error:
                 if "view size is not compatible" not in str(error):
                     raise
                 self.channels_last = False
-        return self.model(inputs)
+                self.passes = None
+        return self._passes(self.probe)(inputs)
