@@ -144,10 +144,13 @@ class _Mismatch(BaseException):
 class _Finder(TorchFunctionMode):
     """Record each conv2d output's uses during one pass."""
 
-    def __init__(self) -> None:
+    def __init__(self, probe: Tensor) -> None:
         super().__init__()
         # id(output) -> [output, weight, bias, uses, batch norm or None]
         self.outputs: dict[int, list[Any]] = {}
+        self.probe = probe
+        # The calls that used the probe (the model's input) other than to read metadata.
+        self.probe_uses: list[tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]] = []
 
     def __torch_function__(
         self,
@@ -157,7 +160,9 @@ class _Finder(TorchFunctionMode):
         kwargs: dict[str, Any] | None = None,
     ) -> Any:
         kwargs = kwargs or {}
-        if self.outputs and not _is_metadata(func):
+        if not _is_metadata(func):
+            if any(t is self.probe for t in _tensors((args, kwargs))):
+                self.probe_uses.append((func, args, kwargs))
             for t in _tensors((args, kwargs)):
                 entry = self.outputs.get(id(t))
                 if entry is None or entry[0] is not t:
@@ -195,13 +200,45 @@ class _Finder(TorchFunctionMode):
                 folds[key] = _Fold(weight, bn, fused_weight, fused_bias)
         return folds
 
+    def first_conv(self, folds: dict[int, _Fold]) -> _FirstConv | None:
+        """The conv2d that is the only use of the model's input, if there is one."""
+        if len(self.probe_uses) != 1:
+            return None
+        func, args, kwargs = self.probe_uses[0]
+        if func is not torch.conv2d:
+            return None
+        inputs, weight, bias, params = _conv_args(*args, **kwargs)
+        if inputs is not self.probe or weight.dim() != 4 or isinstance(params[1], str):
+            return None
+        fold = folds.get(id(weight))
+        if fold is not None:
+            return _FirstConv(weight, fold.fused_weight, fold.fused_bias, params, fold)
+        return _FirstConv(weight, weight, bias, params, None)
+
+
+@dataclass(frozen=True)
+class _FirstConv:
+    """The model's first layer, a conv2d (fused with its batch norm if that folds)."""
+
+    original: Tensor
+    weight: Tensor
+    bias: Tensor | None
+    params: tuple[Any, ...]
+    fold: _Fold | None
+
 
 class _Folding(TorchFunctionMode):
     """Run conv2d + batch_norm pairs as one fused conv2d; check the pattern holds."""
 
-    def __init__(self, folds: dict[int, _Fold]) -> None:
+    def __init__(
+        self,
+        folds: dict[int, _Fold],
+        first: tuple[Tensor, _FirstConv, Tensor] | None = None,
+    ) -> None:
         super().__init__()
         self.folds = folds
+        # (stand-in input, the first conv, its precomputed output)
+        self.first = first
         self.pending: dict[int, tuple[Tensor, _Fold]] = {}
         self.spent: dict[int, weakref.ref[Tensor]] = {}
 
@@ -213,6 +250,18 @@ class _Folding(TorchFunctionMode):
         kwargs: dict[str, Any] | None = None,
     ) -> Any:
         kwargs = kwargs or {}
+        if self.first is not None and not _is_metadata(func):
+            stand_in, first, output = self.first
+            if any(t is stand_in for t in _tensors((args, kwargs))):
+                if func is not torch.conv2d:
+                    raise _Mismatch
+                inputs, weight, _, _ = _conv_args(*args, **kwargs)
+                if inputs is not stand_in or weight is not first.original:
+                    raise _Mismatch
+                self.first = None
+                if first.fold is not None:
+                    self.pending[id(output)] = (output, first.fold)
+                return output
         if (self.pending or self.spent) and not _is_metadata(func):
             for t in _tensors((args, kwargs)):
                 ref = self.spent.get(id(t))
@@ -254,17 +303,27 @@ class FoldedPasses:
     Built per call, inside ``eval_mode`` and ``torch.inference_mode()``:
     the first pass (one image, ``probe``) finds the pairs and fuses the
     call's current weights. ``folded`` says whether any pair folds.
+
+    If the model's input goes only into a conv2d (a ResNet's ``conv1``),
+    :meth:`factored` also uses that the conv is linear: for masks
+    ``M_k = sum_j c_kj B_j`` over a fixed basis ``B_j``, the first layer's
+    output on ``x * M_k`` is ``sum_j c_kj conv(x * B_j)`` (plus the bias),
+    so ``m`` convolutions per image and one matrix product replace one
+    convolution per masked input.
     """
 
     def __init__(self, model: nn.Module, probe: Tensor) -> None:
         self.model = model
         self.folds: dict[int, _Fold] = {}
+        self.first: _FirstConv | None = None
+        self._basis: tuple[Tensor, Tensor, Tensor, Tensor | None, tuple[int, ...]] | None = None
         if not all(inert(hook) for hook in _hooks(model)):
             return
-        finder = _Finder()
+        finder = _Finder(probe)
         with finder:
             model(probe)
         self.folds = finder.folds()
+        self.first = finder.first_conv(self.folds)
 
     @property
     def folded(self) -> bool:
@@ -282,5 +341,49 @@ class FoldedPasses:
                 raise _Mismatch
         except _Mismatch:
             self.folds = {}
+            self.first = None
             return self.model(inputs)
         return out
+
+    def factorable(self, basis_size: int, count: int) -> bool:
+        """Whether factoring the first conv over ``basis_size`` maps saves work for ``count`` masks."""
+        if self.first is None:
+            return False
+        per_output = self.first.weight[0].numel()  # multiply-adds per output of the conv
+        return count * (per_output - basis_size) > 2 * basis_size * per_output
+
+    def factored(self, image: Tensor, basis: Tensor, coefficients: Tensor) -> object | None:
+        """``model(image * masks)`` for ``masks = coefficients @ basis``, via the first conv.
+
+        ``image`` is ``[1, C, H, W]``, ``basis`` ``[m, H, W]``, ``coefficients``
+        ``[n, m]``. Returns ``None`` if the model leaves the pattern (the
+        caller then runs the masked inputs).
+        """
+        first = self.first
+        if first is None:
+            return None
+        if self._basis is None or self._basis[0] is not image or self._basis[1] is not basis:
+            inputs = (image * basis[:, None]).contiguous(memory_format=torch.channels_last)
+            z = F.conv2d(inputs, first.weight, None, *first.params)  # [m, C', H', W']
+            z = z.contiguous(memory_format=torch.channels_last)
+            flat = z.permute(0, 2, 3, 1).reshape(z.shape[0], -1)
+            bias_row = None
+            if first.bias is not None:
+                bias_row = first.bias.to(z.dtype).expand(z.shape[2], z.shape[3], -1).reshape(1, -1)
+            self._basis = (image, basis, flat, bias_row, tuple(z.shape[1:]))
+        _, _, flat, bias_row, (channels, height, width) = self._basis
+        coefficients = coefficients.to(flat.dtype)
+        out = coefficients @ flat if bias_row is None else torch.addmm(bias_row, coefficients, flat)
+        out = out.view(-1, height, width, channels).permute(0, 3, 1, 2)
+        stand_in = image.expand(coefficients.shape[0], -1, -1, -1)
+        mode = _Folding(self.folds, (stand_in, first, out))
+        try:
+            with mode:
+                result: object = self.model(stand_in)
+            if mode.pending or mode.first is not None:
+                raise _Mismatch
+        except _Mismatch:
+            self.first = None
+            self._basis = None
+            return None
+        return result
