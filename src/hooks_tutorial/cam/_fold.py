@@ -239,6 +239,7 @@ class _Folding(TorchFunctionMode):
         self.folds = folds
         # (stand-in input, the first conv, its precomputed output)
         self.first = first
+        self.first_done = False
         self.pending: dict[int, tuple[Tensor, _Fold]] = {}
         self.spent: dict[int, weakref.ref[Tensor]] = {}
 
@@ -256,9 +257,9 @@ class _Folding(TorchFunctionMode):
                 if func is not torch.conv2d:
                     raise _Mismatch
                 inputs, weight, _, _ = _conv_args(*args, **kwargs)
-                if inputs is not stand_in or weight is not first.original:
+                if self.first_done or inputs is not stand_in or weight is not first.original:
                     raise _Mismatch
-                self.first = None
+                self.first_done = True
                 if first.fold is not None:
                     self.pending[id(output)] = (output, first.fold)
                 return output
@@ -380,7 +381,7 @@ class FoldedPasses:
         try:
             with mode:
                 result: object = self.model(stand_in)
-            if mode.pending or mode.first is not None:
+            if mode.pending or not mode.first_done:
                 raise _Mismatch
         except _Mismatch:
             self.first = None
