@@ -21,15 +21,24 @@ def normalize(maps: Tensor) -> Tensor:
     (``max - min <= eps * max(|min|, |max|)``) is constant up to rounding and
     becomes all zeros instead of amplified rounding noise (or NaN for 0 / 0).
     """
+    lo, span, ok = min_and_span(maps)
+    shape = (-1,) + (1,) * (maps.dim() - 1)
+    out = (maps - lo.view(shape)) / span.view(shape)
+    return torch.where(ok.view(shape), out, torch.zeros_like(out))
+
+
+def min_and_span(maps: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    """Per map of ``[B, ...]``: the minimum, the span (1 where not ``ok``) and ``ok``.
+
+    ``normalize(maps)`` is ``(maps - lo) / span`` where ``ok``, zeros elsewhere.
+    """
     flat = maps.flatten(1)
     lo = flat.min(dim=1).values
     hi = flat.max(dim=1).values
     span = hi - lo
     scale = torch.maximum(lo.abs(), hi.abs())
     ok = span > torch.finfo(maps.dtype).eps * scale
-    shape = (-1,) + (1,) * (maps.dim() - 1)
-    out = (maps - lo.view(shape)) / torch.where(ok, span, torch.ones_like(span)).view(shape)
-    return torch.where(ok.view(shape), out, torch.zeros_like(out))
+    return lo, torch.where(ok, span, torch.ones_like(span)), ok
 
 
 def check_maps(maps: object, x: Tensor, what: str = "saliency") -> Tensor:

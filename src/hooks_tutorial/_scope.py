@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextvars
 import functools
+import weakref
 from collections.abc import Callable
 from types import TracebackType
 from typing import TYPE_CHECKING, ParamSpec, TypeVar
@@ -31,7 +32,7 @@ from typing import TYPE_CHECKING, ParamSpec, TypeVar
 if TYPE_CHECKING:
     from typing_extensions import Self
 
-__all__ = ["Scope"]
+__all__ = ["Scope", "inert"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -39,6 +40,14 @@ R = TypeVar("R")
 _ACTIVE: contextvars.ContextVar[frozenset[Scope]] = contextvars.ContextVar(
     "hooks_tutorial_active_scopes", default=frozenset()
 )
+#: The scope of every gated hook made by :meth:`Scope.wrap` (for :func:`inert`).
+_GATED: weakref.WeakKeyDictionary[Callable[..., object], Scope] = weakref.WeakKeyDictionary()
+
+
+def inert(hook: Callable[..., object]) -> bool:
+    """Whether ``hook`` does nothing here: it is gated by a scope not entered in this context."""
+    scope = _GATED.get(hook)
+    return scope is not None and not scope.active
 
 
 class Scope:
@@ -83,6 +92,7 @@ class Scope:
                 return fn(*args, **kwargs)
             return None
 
+        _GATED[gated] = self
         return gated
 
     def __enter__(self) -> Self:

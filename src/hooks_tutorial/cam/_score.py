@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import ClassVar, Literal, TypeAlias
 
 import torch
 from torch import Tensor, nn
 
 from .._checks import check_finite, positive_int
-from .._maps import normalize, upsample
+from .._maps import min_and_span, normalize, upsample
 from .._scoring import Target, check_logits, eval_mode, resolve_target, row_scores
 from ..layers import LayersLike
 from ._base import BaseCAM, ReshapeTransform
+from ._fold import FoldedPasses
 
 __all__ = ["ScoreCAM", "ScoreWeights"]
 
@@ -159,7 +161,10 @@ class ScoreCAM(BaseCAM):
     def _maps(self, x: Tensor, target: Target) -> list[Tensor]:
         record = self._run(x, target)
         with eval_mode(self.model):
-            return [self._layer_map(x, a, target, record.indices) for a in record.activations]
+            forward = _Forward(self.model, x[:1])
+            return [
+                self._layer_map(x, a, target, record.indices, forward) for a in record.activations
+            ]
 
     def channels(self, activations: Tensor) -> Tensor:
         """Which channels are scored: non-constant ones, within the ``top_k`` budget.
@@ -185,7 +190,12 @@ class ScoreCAM(BaseCAM):
         return budget
 
     def _layer_map(
-        self, x: Tensor, activations: Tensor, target: Target, indices: Tensor | None
+        self,
+        x: Tensor,
+        activations: Tensor,
+        target: Target,
+        indices: Tensor | None,
+        forward: _Forward,
     ) -> Tensor:
         size = (x.shape[-2], x.shape[-1])
         budget = self._budget(activations)
@@ -193,12 +203,21 @@ class ScoreCAM(BaseCAM):
         pairs = (budget & varying).nonzero()  # [P, 2]: (image, channel)
         softmax = self.weights == "channel_softmax"
         scores = torch.zeros(activations.shape[:2], dtype=activations.dtype, device=x.device)
-        forward = _Forward(self.model)
+        grid = activations.shape[-2] * activations.shape[-1]
+        counts = torch.bincount(pairs[:, 0], minlength=x.shape[0]).tolist()
+        factor = [forward.factorable(grid + 1, count) for count in counts]
+        rows = [x[i : i + 1] for i in range(x.shape[0])]
         with torch.inference_mode():
-            for start in range(0, pairs.shape[0], self.batch_size):
-                image, channel = pairs[start : start + self.batch_size].unbind(dim=1)
-                masks = normalize(upsample(activations[image, channel], size))
-                output = forward(x[image] * masks[:, None].to(x.dtype))
+            basis = _basis(activations.shape[-2:], size, x) if any(factor) else None
+            for image, channel in _batches(pairs, self.batch_size, by_image=any(factor)):
+                i = int(image[0])
+                output = None
+                if basis is not None and factor[i]:
+                    coefficients = _coefficients(activations[image, channel], size)
+                    output = forward.factored(rows[i], basis, coefficients)
+                if output is None:
+                    masks = normalize(upsample(activations[image, channel], size))
+                    output = forward(x[image] * masks[:, None].to(x.dtype))
                 if softmax:
                     batch_scores = _logits(output, target, indices, image)
                 else:
@@ -223,6 +242,36 @@ class ScoreCAM(BaseCAM):
         return torch.einsum("bk,bkhw->bhw", scores, activations)
 
 
+def _batches(pairs: Tensor, size: int, *, by_image: bool) -> Iterator[tuple[Tensor, Tensor]]:
+    """``(image, channel)`` index batches of at most ``size`` pairs (one image each if asked)."""
+    groups = [pairs]
+    if by_image:
+        groups = [pairs[pairs[:, 0] == i] for i in sorted(set(pairs[:, 0].tolist()))]
+    for group in groups:
+        for start in range(0, group.shape[0], size):
+            image, channel = group[start : start + size].unbind(dim=1)
+            yield image, channel
+
+
+def _basis(grid: torch.Size, size: tuple[int, int], x: Tensor) -> Tensor:
+    """The upsampled unit maps of the feature grid and a constant map, ``[h * w + 1, H, W]``.
+
+    ``upsample`` is linear, so ``upsample(a) = sum_j a_j basis_j`` and a mask
+    ``(upsample(a) - lo) / span`` is ``basis`` weighted by :func:`_coefficients`.
+    """
+    h, w = grid
+    units = torch.eye(h * w, dtype=x.dtype, device=x.device).view(h * w, h, w)
+    ones = torch.ones(1, *size, dtype=x.dtype, device=x.device)
+    return torch.cat([upsample(units, size), ones])
+
+
+def _coefficients(activations: Tensor, size: tuple[int, int]) -> Tensor:
+    """The masks ``normalize(upsample(a))`` of ``[n, h, w]`` as weights of :func:`_basis`."""
+    lo, span, ok = min_and_span(upsample(activations, size))
+    scale = torch.where(ok, 1 / span, torch.zeros_like(span))[:, None]
+    return torch.cat([activations.flatten(1) * scale, (-lo * scale[:, 0])[:, None]], dim=1)
+
+
 def indices_of_one(x: Tensor) -> Tensor:
     """Row indices ``[0]``: one output row, from one all-zero input."""
     return torch.zeros(1, dtype=torch.long, device=x.device)
@@ -244,24 +293,65 @@ def _logits(output: object, target: Target, indices: Tensor | None, rows: Tensor
 
 
 class _Forward:
-    """Run the model on masked inputs in the channels-last memory format, if the model allows.
+    """Run the model on masked inputs: channels-last if the model allows, BatchNorm folded.
 
     Convolutions on the CPU are faster on channels-last inputs. A model
     whose forward calls ``.view()`` on a tensor that the format makes
     non-contiguous raises; the batch is then run again in the standard
-    format, and so are the next ones.
+    format, and so are the next ones. Each eval-mode BatchNorm that follows
+    a convolution is folded into it for these passes (see
+    :class:`~hooks_tutorial.cam._fold.FoldedPasses`), found on ``probe``
+    (one image) at the first pass.
     """
 
-    def __init__(self, model: nn.Module) -> None:
+    def __init__(self, model: nn.Module, probe: Tensor) -> None:
         self.model = model
+        self.probe = probe
         self.channels_last = True
+        self.passes: FoldedPasses | None = None
+
+    def _passes(self, probe: Tensor) -> FoldedPasses:
+        if self.passes is None:
+            with torch.inference_mode():
+                self.passes = FoldedPasses(self.model, probe)
+        return self.passes
+
+    def factorable(self, basis_size: int, count: int) -> bool:
+        """Whether :meth:`factored` applies and pays off for ``count`` masks of one image."""
+        if not self.channels_last:
+            return False
+        try:
+            passes = self._passes(self.probe.contiguous(memory_format=torch.channels_last))
+        except RuntimeError as error:
+            if "view size is not compatible" not in str(error):
+                raise
+            self.channels_last = False
+            self.passes = None
+            return False
+        return passes.factorable(basis_size, count)
+
+    def factored(self, image: Tensor, basis: Tensor, coefficients: Tensor) -> object | None:
+        """``model(image * (coefficients @ basis))`` through the first conv's linearity, or None."""
+        if not self.channels_last or self.passes is None:
+            return None
+        try:
+            return self.passes.factored(image, basis, coefficients)
+        except RuntimeError as error:
+            if "view size is not compatible" not in str(error):
+                raise
+            self.channels_last = False
+            self.passes = None
+            return None
 
     def __call__(self, inputs: Tensor) -> object:
         if self.channels_last:
             try:
-                return self.model(inputs.contiguous(memory_format=torch.channels_last))
+                cl = torch.channels_last
+                passes = self._passes(self.probe.contiguous(memory_format=cl))
+                return passes(inputs.contiguous(memory_format=cl))
             except RuntimeError as error:
                 if "view size is not compatible" not in str(error):
                     raise
                 self.channels_last = False
-        return self.model(inputs)
+                self.passes = None
+        return self._passes(self.probe)(inputs)
