@@ -225,8 +225,9 @@ print(f"all-zero maps: {int((output_maps.flatten(1) == 0).all(dim=1).sum())} of 
 
 # %%
 # Every map is zero, as on
-# :doc:`/auto_examples/04_grad_cam/plot_22_beyond_cnns`. After the last block, the encoder's final ``LayerNorm``
-# works on each token separately and the head reads the class token only, so
+# :doc:`/auto_examples/04_grad_cam/plot_22_beyond_cnns`. After the last
+# block, the encoder's final ``LayerNorm`` works on each token separately and
+# the head reads the class token only, so
 # the score does not depend on the 64 patch tokens of the last block's
 # output: their gradient is zero, and so is the map. The patch tokens reach
 # the class token only *inside* the last block, through its attention. So we
