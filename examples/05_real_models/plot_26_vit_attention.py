@@ -131,6 +131,16 @@ print(inspect.getsource(EncoderBlock.forward))
 # (``average_attn_weights=False``). A forward hook then keeps the second
 # element of the output. Both are removed in ``finally``.
 
+seen = []
+first_attention = model.encoder.layers[0].self_attention
+handle = first_attention.register_forward_hook(lambda module, args, out: seen.append(out[1]))
+try:
+    with torch.no_grad():
+        model(test.images[:1])
+finally:
+    handle.remove()
+print("weights seen by a plain forward hook:", seen[0])
+
 
 def record_attention(model, x):
     """The attention weights of every block: a list of [B, heads, 65, 65]."""

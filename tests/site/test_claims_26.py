@@ -32,6 +32,12 @@ def test_two_epochs_are_enough(printed: str) -> None:
     assert number(r"test accuracy: ([\d.]+)", printed) >= 0.85
 
 
+def test_a_plain_forward_hook_sees_no_weights(printed: str) -> None:
+    # "So a forward hook on self_attention receives (values, None): the weights
+    # are not computed."
+    match(r"weights seen by a plain forward hook: None\n", printed)
+
+
 def test_one_matrix_per_head_for_each_block(printed: str) -> None:
     # "one 65 x 65 matrix per head, for each block"
     shapes = re.findall(r"\((\d+), (\d+), (\d+), (\d+)\)", match(r"recorded: (.*)", printed)[1])
