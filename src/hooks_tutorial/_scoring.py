@@ -210,7 +210,12 @@ class ChannelsLastForward:
             try:
                 return self.model(inputs.contiguous(memory_format=torch.channels_last))
             except RuntimeError as error:
-                if "view size is not compatible" not in str(error):
+                if not refuses_channels_last(error):
                     raise
                 self.channels_last = False
         return self.model(inputs)
+
+
+def refuses_channels_last(error: RuntimeError) -> bool:
+    """Whether ``error`` is a ``.view()`` that a channels-last tensor cannot satisfy."""
+    return "view size is not compatible" in str(error)

@@ -10,7 +10,14 @@ from torch import Tensor, nn
 
 from .._checks import check_finite, positive_int
 from .._maps import min_and_span, normalize, upsample
-from .._scoring import Target, check_logits, eval_mode, resolve_target, row_scores
+from .._scoring import (
+    Target,
+    check_logits,
+    eval_mode,
+    refuses_channels_last,
+    resolve_target,
+    row_scores,
+)
 from ..layers import LayersLike
 from ._base import BaseCAM, ReshapeTransform
 from ._fold import FoldedPasses
@@ -323,10 +330,7 @@ class _Forward:
         try:
             passes = self._passes(self.probe.contiguous(memory_format=torch.channels_last))
         except RuntimeError as error:
-            if "view size is not compatible" not in str(error):
-                raise
-            self.channels_last = False
-            self.passes = None
+            self._leave_channels_last(error)
             return False
         return passes.factorable(basis_size, count)
 
@@ -337,10 +341,7 @@ class _Forward:
         try:
             return self.passes.factored(image, basis, coefficients)
         except RuntimeError as error:
-            if "view size is not compatible" not in str(error):
-                raise
-            self.channels_last = False
-            self.passes = None
+            self._leave_channels_last(error)
             return None
 
     def __call__(self, inputs: Tensor) -> object:
@@ -350,8 +351,12 @@ class _Forward:
                 passes = self._passes(self.probe.contiguous(memory_format=cl))
                 return passes(inputs.contiguous(memory_format=cl))
             except RuntimeError as error:
-                if "view size is not compatible" not in str(error):
-                    raise
-                self.channels_last = False
-                self.passes = None
+                self._leave_channels_last(error)
         return self._passes(self.probe)(inputs)
+
+    def _leave_channels_last(self, error: RuntimeError) -> None:
+        """Re-raise ``error`` unless the model refuses channels-last; then run standard from now on."""
+        if not refuses_channels_last(error):
+            raise error
+        self.channels_last = False
+        self.passes = None
