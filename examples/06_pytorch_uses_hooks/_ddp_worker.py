@@ -179,6 +179,7 @@ def main():
     try:
         for section in SECTIONS:
             section(rank, report.setdefault(section.__name__, []).append)
+        dist.barrier()  # no rank tears down while another still communicates
     finally:
         dist.destroy_process_group()
     print(json.dumps(report))

@@ -43,7 +43,9 @@ the code that each process runs lives in that file.
 # this page collects both and prints them in rank order, so the output is the
 # same on every run. A deadline guarantees that the page never hangs: any
 # rank still running after it is killed, and the page fails with a clear
-# error.
+# error. A rank that dies from a signal (a crash inside C++ code, for
+# example) is different: like ``torchrun --max-restarts=1``, the page then
+# starts all ranks once more, and says so.
 
 import json
 import socket
@@ -97,10 +99,7 @@ def wait_or_stop(ranks):
     return stopped
 
 
-def run_ranks():
-    if not WORKER.is_file():
-        msg = f"{WORKER} not found in {Path.cwd()}: put it next to this script and run from there"
-        raise FileNotFoundError(msg)
+def run_once():
     with ExitStack() as files:
         logs = [
             [files.enter_context(tempfile.TemporaryFile(mode="w+")) for _ in ("out", "err")]
@@ -111,6 +110,21 @@ def run_ranks():
         for log in (log for pair in logs for log in pair):
             log.seek(0)
         texts = [[log.read() for log in pair] for pair in logs]
+    return ranks, stopped, texts
+
+
+def run_ranks(restarts=1):
+    if not WORKER.is_file():
+        msg = f"{WORKER} not found in {Path.cwd()}: put it next to this script and run from there"
+        raise FileNotFoundError(msg)
+    ranks, stopped, texts = run_once()
+    for _ in range(restarts):
+        # a negative exit code: the rank died from a signal (a crash, not an exception)
+        killed = [r for r, p in enumerate(ranks) if p.returncode < 0 and not stopped[r]]
+        if not killed:
+            break
+        print(f"rank {killed[0]} died from signal {-ranks[killed[0]].returncode}: starting again")
+        ranks, stopped, texts = run_once()
     for rank, process in enumerate(ranks):
         if process.returncode != 0 and not stopped[rank]:
             msg = f"rank {rank} failed with exit code {process.returncode}:\n{texts[rank][1]}"
