@@ -130,7 +130,7 @@ sphinx_gallery_conf = {
     "matplotlib_animations": False,
     "only_warn_on_example_error": False,
     "abort_on_example_error": False,
-    "reset_modules": ("matplotlib", "bilingual.reset_torch"),
+    "reset_modules": ("matplotlib", "bilingual.reset_torch", "bilingual.freeze_survivors"),
     "plot_gallery": "True",
     "default_thumb_file": str(HERE / "_static" / "thumb.png"),
     # every notebook starts with the install it needs, commented out: harmless

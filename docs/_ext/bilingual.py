@@ -23,13 +23,16 @@ What packages do instead (no code here): MathJax offline is the
 ``edit_page_url_template`` (``conf.py``). Each piece below exists because no
 installed package does its job; the reason is in its docstring.
 - ``reset_torch``: a sphinx-gallery reset hook that undoes global state an
-  example may leave behind (global module hooks, grad mode).
+  example may leave behind (global module hooks, grad mode);
+  ``freeze_survivors`` keeps sphinx-gallery's garbage collection between
+  examples cheap.
 - ``localized_downloads`` (loaded from here): Chinese .py/.ipynb/.zip
   downloads in the zh_CN build.
 """
 
 from __future__ import annotations
 
+import gc
 import os
 from fnmatch import fnmatch
 from html import escape
@@ -178,6 +181,22 @@ def reset_torch(gallery_conf: dict[str, Any], fname: str) -> None:
         registry = getattr(nn_module, name, None)
         if registry is not None:
             registry.clear()
+
+
+def freeze_survivors(gallery_conf: dict[str, Any], fname: str) -> None:
+    """Collect the last example's garbage, then exempt what survives from later collections.
+
+    sphinx-gallery runs a full ``gc.collect()`` before every example. With
+    Sphinx, torch and matplotlib loaded, each one walked 300,000 to 700,000
+    objects (about 0.5 s; 18 s of a 2-minute build). Freezing the survivors
+    (``gc.freeze``) leaves only what the last example made for the next
+    collection to walk.
+    Frozen objects are still freed by reference counting; only a cycle among
+    them would outlive the build process, never the other way round.
+    """
+    del gallery_conf, fname
+    gc.collect()
+    gc.freeze()
 
 
 def setup(app: Sphinx) -> dict[str, Any]:

@@ -6,9 +6,10 @@
 --   :obj:`~pkg.Name` etc.  -> `Name` (a link for hooks_tutorial names)
 --   .. dropdown:: Title     -> <details><summary>Title</summary> ... </details>
 --   .. note:: / .. tip::    -> a block quote starting with **Note**
--- Metadata (from notebooks.py): site = page root URL with a trailing slash,
--- api = the API page's URL, objects = the documented names (each has its own page,
--- generated/<name>.html, see docs/api.rst), titles = {docname = page title}.
+-- The links file (JSON from notebooks.py; its path is the links_file metadata):
+-- site = page root URL with a trailing slash, api = the API page's URL, objects =
+-- the documented names (each has its own page, generated/<name>.html, see
+-- docs/api.rst), titles = {docname = page title}.
 
 local site, api, titles, objects = "", "", {}, {}
 
@@ -115,14 +116,18 @@ function Div(el)
 end
 
 function Pandoc(doc)
-  local meta = doc.meta
-  if meta.site then site = pandoc.utils.stringify(meta.site) end
-  if meta.api then api = pandoc.utils.stringify(meta.api) end
-  if meta.objects then
-    for _, v in ipairs(meta.objects) do objects[pandoc.utils.stringify(v)] = true end
-  end
-  if meta.titles then
-    for k, v in pairs(meta.titles) do titles[k] = pandoc.utils.stringify(v) end
+  -- read here, not with --metadata-file (see pandoc_args in notebooks.py)
+  local path = doc.meta.links_file and pandoc.utils.stringify(doc.meta.links_file)
+  if path then
+    local file = assert(io.open(path, "r"))
+    local links = pandoc.json.decode(file:read("a"), false)
+    file:close()
+    site, api = links.site, links.api
+    for _, name in ipairs(links.objects) do objects[name] = true end
+    for name, title in pairs(links.titles) do
+      -- plain text, as link text: "``lambda``: ..." -> "lambda: ..."
+      titles[name] = pandoc.utils.stringify(pandoc.read(title, "markdown").blocks)
+    end
   end
   doc.meta = pandoc.Meta({})
   return doc:walk({

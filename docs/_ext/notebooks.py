@@ -15,9 +15,12 @@ pandoc comes with the ``pypandoc_binary`` wheel (docs dependency group).
 from __future__ import annotations
 
 import ast
+import hashlib
 import inspect
 import json
+import os
 import re
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -209,14 +212,71 @@ def configure_notebooks(app: Sphinx, config: Config) -> None:
     path = Path(app.doctreedir) / "notebook_links.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(meta, ensure_ascii=False, indent=1), encoding="utf-8")
-    gallery_conf["pypandoc"] = {
-        "extra_args": [
-            f"--to={MARKDOWN}",  # after sphinx-gallery's --to=md: the last one wins
-            "--wrap=none",  # a line break between Chinese characters shows as a space
-            f"--lua-filter={FILTER}",
-            f"--metadata-file={path}",
-        ]
-    }
+    gallery_conf["pypandoc"] = {"extra_args": pandoc_args(path)}
+    _cache_pandoc()
+
+
+def pandoc_args(links: Path) -> list[str]:
+    """pandoc's options for notebook prose, with ``links`` the JSON file of link targets."""
+    return [
+        f"--to={MARKDOWN}",  # after sphinx-gallery's --to=md: the last one wins
+        "--wrap=none",  # a line break between Chinese characters shows as a space
+        f"--lua-filter={FILTER}",
+        # the filter reads the file itself: --metadata-file would have pandoc parse
+        # every value as Markdown, which made each call about 4 times slower
+        f"--metadata=links_file:{links}",
+    ]
+
+
+def pandoc_cache() -> Path:
+    """Where converted blocks are kept: ``pandoc/`` in the library's cache folder."""
+    from hooks_tutorial.zoo import cache_dir  # noqa: PLC0415 - as api_objects does
+
+    return cache_dir() / "pandoc"
+
+
+def _with_contents(arg: str) -> str:
+    """A pandoc option that names one of our files, with the file's contents instead."""
+    for option in ("--lua-filter=", "--metadata=links_file:"):
+        if arg.startswith(option):
+            return option + Path(arg.removeprefix(option)).read_text(encoding="utf-8")
+    return arg
+
+
+def _cache_pandoc() -> None:
+    """Make ``pypandoc.convert_text`` (which sphinx-gallery calls) reuse earlier conversions.
+
+    Each text block is one pandoc process, about 800 per site build. The
+    result depends only on the inputs, so it is kept in a file named by a hash
+    of all of them: the block, the options, the contents of the filter and of
+    the links file, and pandoc's version. A changed page or filter misses the
+    cache and is converted again; nothing is ever served stale.
+    """
+    import pypandoc  # noqa: PLC0415 - a docs dependency, not the unit tests'
+
+    convert = pypandoc.convert_text
+    if getattr(convert, "cached", False):
+        return
+
+    def convert_text(
+        source: str, to: str, format: str, extra_args: Iterable[str] = (), **kwargs: Any
+    ) -> str:
+        args = list(extra_args)
+        parts = [source, to, format, repr(sorted(kwargs.items())), pypandoc.get_pandoc_version()]
+        parts += [_with_contents(arg) for arg in args]
+        key = hashlib.sha256("\0".join(parts).encode()).hexdigest()
+        path = pandoc_cache() / key[:2] / f"{key}.md"
+        if path.is_file():
+            return path.read_text(encoding="utf-8")
+        text: str = convert(source, to, format, extra_args=args, **kwargs)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        partial.write_text(text, encoding="utf-8")
+        partial.replace(path)  # atomic: another build never reads half a file
+        return text
+
+    convert_text.cached = True  # type: ignore[attr-defined]
+    pypandoc.convert_text = convert_text
 
 
 def setup(app: Sphinx) -> dict[str, Any]:

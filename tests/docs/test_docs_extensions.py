@@ -101,6 +101,39 @@ See :doc:`/auto_examples/01_x/plot_01_a` and :doc:`this page </api>`,
 """
 
 
+def test_pandoc_results_are_reused_until_an_input_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pypandoc = pytest.importorskip("pypandoc")
+    monkeypatch.setenv("HOOKS_TUTORIAL_CACHE", str(tmp_path / "cache"))
+    calls = []
+
+    def fake_convert(source: str, to: str, format: str, **kwargs: object) -> str:
+        calls.append(source)
+        return f"converted {source} ({len(calls)})"
+
+    monkeypatch.setattr(pypandoc, "convert_text", fake_convert)
+    notebooks._cache_pandoc()
+    links = tmp_path / "here" / "links.json"
+    links.parent.mkdir()
+    links.write_text('{"site": "a"}')
+
+    def convert(source: str, links: Path = links) -> str:
+        return str(
+            pypandoc.convert_text(source, "md", "rst", extra_args=notebooks.pandoc_args(links))
+        )
+
+    assert convert("*a*") == "converted *a* (1)"
+    assert convert("*a*") == "converted *a* (1)"  # from the cache: pandoc did not run
+    assert convert("*b*") == "converted *b* (2)"
+    moved = tmp_path / "elsewhere.json"
+    moved.write_text('{"site": "a"}')
+    assert convert("*a*", moved) == "converted *a* (1)"  # the same contents elsewhere
+    links.write_text('{"site": "b"}')
+    assert convert("*a*") == "converted *a* (3)"  # other links: converted again
+    assert calls == ["*a*", "*b*", "*a*"]
+
+
 def test_notebook_markdown_has_no_rest_left(tmp_path: Path) -> None:
     pypandoc = pytest.importorskip("pypandoc")
     meta = tmp_path / "meta.json"
@@ -112,12 +145,7 @@ def test_notebook_markdown_has_no_rest_left(tmp_path: Path) -> None:
         SAMPLE,
         to="md",
         format="rst",
-        extra_args=[
-            f"--to={notebooks.MARKDOWN}",
-            "--wrap=none",
-            f"--lua-filter={notebooks.FILTER}",
-            f"--metadata-file={meta}",
-        ],
+        extra_args=notebooks.pandoc_args(meta),
     )
     assert "[Callbacks](https://example.org/en/auto_examples/01_x/plot_01_a.html)" in markdown
     assert "[this page](https://example.org/en/api.html)" in markdown
