@@ -208,12 +208,20 @@ class ChannelsLastForward:
     def __call__(self, inputs: Tensor) -> object:
         if self.channels_last and inputs.dim() == 4:
             try:
-                return self.model(inputs.contiguous(memory_format=torch.channels_last))
+                return self._run(inputs.contiguous(memory_format=torch.channels_last))
             except RuntimeError as error:
-                if not refuses_channels_last(error):
-                    raise
-                self.channels_last = False
+                self._leave_channels_last(error)
+        return self._run(inputs)
+
+    def _run(self, inputs: Tensor) -> object:
+        """The model's output for ``inputs``, in the format they come in."""
         return self.model(inputs)
+
+    def _leave_channels_last(self, error: RuntimeError) -> None:
+        """Re-raise ``error`` unless the model refuses channels-last; then run standard from now on."""
+        if not refuses_channels_last(error):
+            raise error
+        self.channels_last = False
 
 
 def refuses_channels_last(error: RuntimeError) -> bool:

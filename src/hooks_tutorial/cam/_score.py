@@ -11,10 +11,10 @@ from torch import Tensor, nn
 from .._checks import check_finite, positive_int
 from .._maps import min_and_span, normalize, upsample
 from .._scoring import (
+    ChannelsLastForward,
     Target,
     check_logits,
     eval_mode,
-    refuses_channels_last,
     resolve_target,
     row_scores,
 )
@@ -299,36 +299,38 @@ def _logits(output: object, target: Target, indices: Tensor | None, rows: Tensor
     return logits.gather(1, indices[rows][:, None]).squeeze(1)
 
 
-class _Forward:
+class _Forward(ChannelsLastForward):
     """Run the model on masked inputs: channels-last if the model allows, BatchNorm folded.
 
-    Convolutions on the CPU are faster on channels-last inputs. A model
-    whose forward calls ``.view()`` on a tensor that the format makes
-    non-contiguous raises; the batch is then run again in the standard
-    format, and so are the next ones. Each eval-mode BatchNorm that follows
-    a convolution is folded into it for these passes (see
-    :class:`~hooks_tutorial.cam._fold.FoldedPasses`), found on ``probe``
-    (one image) at the first pass.
+    The channels-last fallback is :class:`ChannelsLastForward`'s. Each
+    eval-mode BatchNorm that follows a convolution is folded into it for
+    these passes (see :class:`~hooks_tutorial.cam._fold.FoldedPasses`),
+    found on ``probe`` (one image, in the format of the passes) at the first
+    pass.
     """
 
     def __init__(self, model: nn.Module, probe: Tensor) -> None:
-        self.model = model
+        super().__init__(model)
         self.probe = probe
-        self.channels_last = True
         self.passes: FoldedPasses | None = None
 
-    def _passes(self, probe: Tensor) -> FoldedPasses:
+    def _passes(self) -> FoldedPasses:
         if self.passes is None:
+            cl = self.channels_last and self.probe.dim() == 4  # as the inputs (see __call__)
+            fmt = torch.channels_last if cl else torch.contiguous_format
             with torch.inference_mode():
-                self.passes = FoldedPasses(self.model, probe)
+                self.passes = FoldedPasses(self.model, self.probe.contiguous(memory_format=fmt))
         return self.passes
+
+    def _run(self, inputs: Tensor) -> object:
+        return self._passes()(inputs)
 
     def factorable(self, basis_size: int, count: int) -> bool:
         """Whether :meth:`factored` applies and pays off for ``count`` masks of one image."""
         if not self.channels_last:
             return False
         try:
-            passes = self._passes(self.probe.contiguous(memory_format=torch.channels_last))
+            passes = self._passes()
         except RuntimeError as error:
             self._leave_channels_last(error)
             return False
@@ -344,19 +346,6 @@ class _Forward:
             self._leave_channels_last(error)
             return None
 
-    def __call__(self, inputs: Tensor) -> object:
-        if self.channels_last:
-            try:
-                cl = torch.channels_last
-                passes = self._passes(self.probe.contiguous(memory_format=cl))
-                return passes(inputs.contiguous(memory_format=cl))
-            except RuntimeError as error:
-                self._leave_channels_last(error)
-        return self._passes(self.probe)(inputs)
-
     def _leave_channels_last(self, error: RuntimeError) -> None:
-        """Re-raise ``error`` unless the model refuses channels-last; then run standard from now on."""
-        if not refuses_channels_last(error):
-            raise error
-        self.channels_last = False
-        self.passes = None
+        super()._leave_channels_last(error)
+        self.passes = None  # found on a channels-last probe: find again
