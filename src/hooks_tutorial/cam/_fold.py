@@ -31,6 +31,7 @@ from torch import Tensor, nn
 from torch.overrides import TorchFunctionMode
 
 from .._scope import inert
+from ..gradtools import _tensors
 
 __all__ = ["FoldedPasses"]
 
@@ -51,17 +52,6 @@ def _is_metadata(func: Callable[..., Any]) -> bool:
     if name == "__get__":
         return getattr(getattr(func, "__self__", None), "__name__", "") in _GETTERS
     return name in _METADATA
-
-
-def _tensors(obj: object) -> Iterator[Tensor]:
-    if isinstance(obj, Tensor):
-        yield obj
-    elif isinstance(obj, (list, tuple)):
-        for item in obj:
-            yield from _tensors(item)
-    elif isinstance(obj, dict):
-        for item in obj.values():
-            yield from _tensors(item)
 
 
 def _conv_args(
