@@ -167,8 +167,17 @@ def inventories(session: nox.Session) -> None:
 
 @nox.session(default=False)
 def translations(session: nox.Session) -> None:
-    """Regenerate the .pot files and update the zh_CN .po catalogs (sphinx-intl)."""
+    """Regenerate the .pot files and update the zh_CN .po catalogs (sphinx-intl).
+
+    Starts from a clean build: the .pot files of an incremental one can miss
+    entries (an API page's mini-gallery, from examples that were not run
+    again), and ``sphinx-intl update`` would then mark their translations
+    obsolete.
+    """
     install(session, "docs")
+    session.env["PYTHONHASHSEED"] = "0"
+    for made in (BUILD, DOCS / "auto_examples", DOCS / "gen_modules", DOCS / "generated"):
+        shutil.rmtree(made, ignore_errors=True)
     sphinx(session, "html", "en")
     sphinx(session, "gettext", "gettext")
     session.run(
