@@ -12,9 +12,8 @@ under 10 s on 2 cores.
 
 A shared machine can be slower at one time than at another. So the table
 starts with a yardstick: how long a fresh interpreter takes to
-``import torch`` (about 2.5 s on this project's 2-core machines when they are
-quiet), measured before and after the pages. Compare page times only
-between runs whose yardsticks agree.
+``import torch`` (interpreter exit included), measured before and after the
+pages. Compare page times only between runs whose yardsticks agree.
 """
 
 from __future__ import annotations
