@@ -20,8 +20,12 @@ each round:
   and removed inside its own timed call, so that they do not slow the
   others' forward passes.
 
-Goal: our time at most 0.6 x the fastest peer's. Then ``top_k``: time and
-agreement (Pearson correlation) with the exact map for a few budgets.
+Goal: our time at most 0.6 x the fastest peer's. Then a profile of one of
+our calls: how much of it the convolutions of the masked passes take, and
+the ratio to the fastest peer that would remain if everything else cost
+nothing (the bound any change outside the convolutions can reach). Then
+``top_k``: time and agreement (Pearson correlation) with the exact map for
+a few budgets.
 
 The CPU-time column (process CPU seconds) is the steadier figure on a
 shared machine; wall times are noisy there.
@@ -35,6 +39,7 @@ import importlib.util
 import io
 import os
 import random
+import resource
 import statistics
 import time
 import warnings
@@ -237,6 +242,33 @@ def main() -> None:
         assert isinstance(peer_map, torch.Tensor)
         r = float(pearson(ours_map, peer_map.to(ours_map.dtype))[0])
         print(f"Pearson(ours channel_softmax, {name}): {r:.4f} (their masks differ slightly)")
+
+    # -- where one call's time goes ------------------------------------------------
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+        faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+        start = time.perf_counter()
+        softmax(x, target)
+        profiled = time.perf_counter() - start
+        faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults
+    ops = prof.key_averages()
+    conv = sum(e.self_cpu_time_total for e in ops if "convolution" in e.key) / 1e6
+    print(
+        f"\nprofile of one call (weights='channel_softmax'): {profiled:.1f} s, of which the "
+        f"convolutions {conv:.1f} s ({conv / profiled:.0%})"
+    )
+    for e in sorted(ops, key=lambda e: -e.self_cpu_time_total)[:6]:
+        print(f"  {e.key:<34} {e.self_cpu_time_total / 1e6:6.2f} s in {e.count} calls")
+    print(
+        f"minor page faults in the call: {faults} ({faults * resource.getpagesize() / 2**30:.1f} "
+        "GiB of fresh memory first written: the allocator hands each pass new pages)"
+    )
+    if peer_fns:
+        fastest = min(peer_fns, key=lambda n: statistics.median(wall[n]))
+        peer = statistics.median(wall[fastest])
+        print(
+            f"convolutions alone / fastest peer's call: {conv / peer:.2f} "
+            f"(0.6 x {peer:.1f} s = {0.6 * peer:.1f} s)"
+        )
 
     # -- top_k: time and agreement with the exact maps -----------------------------
     print(f"\n{'top_k (both weightings)':<36} {'wall s':>8} {'cpu s':>8} {'Pearson vs exact':>17}")
