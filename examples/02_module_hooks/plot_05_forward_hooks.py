@@ -138,7 +138,7 @@ for name, args in inputs.items():
 print(torch.equal(inputs["relu"][0], outputs["conv"]))
 
 # %%
-# Since the first argument is a tuple, name it ``args`` (as PyTorch's
+# Since this argument is a tuple, name it ``args`` (as PyTorch's
 # documentation does) rather than ``input``, which also hides Python's
 # built-in ``input`` function.
 #

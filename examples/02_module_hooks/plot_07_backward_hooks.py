@@ -178,15 +178,15 @@ grads = {}
 old_module = ReluTimesFive()
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", FutureWarning)  # shown above already
-    old_module.register_backward_hook(keep_grad_input(grads, "old hook"))
-    x = torch.tensor([-1.0, 2.0, -3.0, 4.0], requires_grad=True)
-    old_module(x).sum().backward()
+    with old_module.register_backward_hook(keep_grad_input(grads, "old hook")):
+        x = torch.tensor([-1.0, 2.0, -3.0, 4.0], requires_grad=True)
+        old_module(x).sum().backward()
 grads["autograd (x.grad)"] = x.grad
 
 full_module = ReluTimesFive()
-full_module.register_full_backward_hook(keep_grad_input(grads, "full hook"))
-x = torch.tensor([-1.0, 2.0, -3.0, 4.0], requires_grad=True)
-full_module(x).sum().backward()
+with full_module.register_full_backward_hook(keep_grad_input(grads, "full hook")):
+    x = torch.tensor([-1.0, 2.0, -3.0, 4.0], requires_grad=True)
+    full_module(x).sum().backward()
 
 for name, grad in grads.items():
     print(f"{name:18s} {grad}")
@@ -212,8 +212,8 @@ for api in ["register_backward_hook", "register_full_backward_hook"]:
     linear = nn.Linear(3, 2)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)
-        getattr(linear, api)(record_grads)
-        linear(x).sum().backward()
+        with getattr(linear, api)(record_grads):
+            linear(x).sum().backward()
     grad_input = recorded["grad_input"]
     print(f"{api:28s} len(grad_input) = {len(grad_input)}, shapes {shapes(grad_input)}")
 

@@ -90,7 +90,9 @@ print("hooks that ran during a plain model(x):", hook_runs)
 # ``handle.remove()``
 # -------------------
 #
-# Every ``register_*`` method returns a ``torch.utils.hooks.RemovableHandle``.
+# Every method that registers a hook on a module or a tensor
+# (``register_forward_hook``, ``register_full_backward_hook``,
+# ``Tensor.register_hook``, ...) returns a ``torch.utils.hooks.RemovableHandle``.
 # Its ``remove()`` takes the hook off; a second ``remove()`` does nothing.
 
 clean_model = ht.TinyConvNet()

@@ -295,7 +295,7 @@ for with_hook in [False, True]:
     calls = []
     model = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
     if with_hook:
-        model[1].register_full_backward_hook(
+        handle = model[1].register_full_backward_hook(
             lambda _module, _grad_in, _grad_out: calls.append("backward")
         )
     compiled = torch.compile(model, backend=counting_backend)
@@ -314,6 +314,7 @@ try:
     torch.compile(model, backend="eager", fullgraph=True)(torch.randn(2, 4))
 except torch._dynamo.exc.Unsupported as error:  # the compiler's "cannot trace this" error
     print(f"{type(error).__name__}: {str(error).splitlines()[0]}")
+handle.remove()
 torch.compiler.reset()  # leave no compiled code behind for later pages
 
 # %%

@@ -15,8 +15,7 @@ trained model that the rest of the chapter explains.
 
 - what the generated shapes data holds: images, labels, masks and boxes;
 - the layers of ``SimpleCNN`` and the shapes of its feature maps, and why
-  the chapter's model ends with global *max* pooling (this makes Grad-CAM
-  equal to CAM divided by the number of positions, and makes the maps of
+  the chapter's model ends with global *max* pooling (it makes the maps of
   HiResCAM and Layer-CAM sparse, as later pages show);
 - how :obj:`hooks_tutorial.fit` trains with callbacks that print progress and
   record a history;
@@ -105,9 +104,11 @@ print(config)
 # pooling its name suggests (the name is ``SimpleCNN``'s default,
 # ``pool="avg"``). Each channel passes on its largest activation. This
 # shapes every map of this chapter: the score depends on each channel at one
-# position only, so Grad-CAM equals CAM divided by the number of positions,
-# and HiResCAM and Layer-CAM, which keep the gradient per position, are
-# nonzero at few positions (page 18 checks both). The last block's output
+# position only, so HiResCAM and Layer-CAM, which keep the gradient per
+# position, are nonzero at few positions (page 18 checks this). Grad-CAM,
+# which averages the gradient over the positions, equals CAM divided by the
+# number of positions here, as it would after global average pooling. The
+# last block's output
 # (``features`` below) is the feature map that Grad-CAM will explain, and the
 # layers have names a reader can type, such as ``model.relu3``.
 
@@ -170,6 +171,15 @@ result = ht.fit(
 )
 print(history)
 print("fit returned our History:", result is history)
+
+# %%
+# ``requires_grad_(False)`` freezes parameters, not buffers. ``fit`` puts the
+# model in training mode, so the BatchNorm layers of the frozen conv blocks
+# still normalise each batch with its own statistics, and they update their
+# running averages on this page's images:
+
+moved = (model.bn1.running_mean - pretrained_model.bn1.running_mean).abs().max()
+print(f"largest change of bn1's running mean: {moved:.4f}")
 
 # %%
 # The history holds one value per epoch for each log key, ready to plot:

@@ -188,9 +188,11 @@ show_maps(
 #
 # The chapter's model ends with global *max* pooling and one linear layer, so
 # each channel's gradient is nonzero at one position only: its maximum (see
-# the previous pages). Two consequences can be checked. Grad-CAM averages
-# that gradient to :math:`w^c_k / Z`, so it equals the original CAM (Zhou et
-# al., CVPR 2016; :obj:`hooks_tutorial.CAM`) divided by :math:`Z`:
+# the previous pages). Grad-CAM averages that gradient to :math:`w^c_k / Z`,
+# so it equals the original CAM (Zhou et al., CVPR 2016;
+# :obj:`hooks_tutorial.CAM`) divided by :math:`Z`. That part is not due to
+# max pooling: after global average pooling the gradient is :math:`w^c_k / Z`
+# at every position, and the average is the same.
 
 grad_cam_raw = methods["Grad-CAM"](images, raw=True)
 cam_raw = ht.CAM(model, "relu3", "fc")(images, raw=True)
@@ -243,7 +245,7 @@ for name in ("Grad-CAM++", "XGrad-CAM", "Layer-CAM", "HiResCAM", "Score-CAM", "E
 # Measuring the maps
 # ------------------
 #
-# Three measures, computed on the same images for each method:
+# Five measures, computed on the same images for each method:
 #
 # - **pointing game** (Zhang et al., ECCV 2016): the share of maps whose
 #   maximum lies on the object's mask (higher is better);

@@ -5,8 +5,8 @@ Grad-CAM beyond plain CNNs: residual networks and transformers
 ==============================================================
 
 ``SimpleCNN`` is a friendly model to explain: no operation changes a tensor
-in place, and every layer returns a 4-D feature map. Real models are less
-kind. torchvision's ResNets end each residual block with ``out += identity``
+in place, and every convolutional block returns a 4-D feature map. Real
+models are less kind. torchvision's ResNets end each residual block with ``out += identity``
 and ``ReLU(inplace=True)``, and a vision transformer returns tokens
 ``[B, tokens, C]`` instead of a map. Hook code that works on ``SimpleCNN``
 raises an error, or worse, silently computes something else. This page shows

@@ -63,10 +63,15 @@ class Net(nn.Module):
 model = Net(use_checkpoint=False)
 inputs = torch.randn(64, 128)
 calls = Counter()
+pre_calls = Counter()  # forward pre-hook calls, counted the same way
 
 
 def count_call(module, args, output):
     calls[module.name] += 1
+
+
+def count_pre_call(module, args):
+    pre_calls[module.name] += 1
 
 
 handles = []
@@ -74,6 +79,7 @@ for name, module in model.named_modules():
     if isinstance(module, nn.Linear):
         module.name = name
         handles.append(module.register_forward_hook(count_call))
+        handles.append(module.register_forward_pre_hook(count_pre_call))
 
 loss = model(inputs)
 print("hook calls after forward: ", sum(calls.values()))
@@ -86,29 +92,33 @@ print("hook calls after backward:", sum(calls.values()))
 
 model.use_checkpoint = True
 calls.clear()
+pre_calls.clear()
 loss = model(inputs)
 print("hook calls after forward: ", sum(calls.values()))
 loss.backward()
 print("hook calls after backward:", sum(calls.values()))
 early_stop_calls = dict(calls)
+early_stop_pre_calls = dict(pre_calls)
 
 # %%
 # During the backward pass, each checkpointed block ran its forward pass
 # again, and its forward hooks fired again. But not all of them: the
 # recomputation stops as soon as it has rebuilt every tensor the backward
-# pass needs ("early stop"). The second linear layer of a block only needs
-# its input, the ReLU's output, which is rebuilt before that layer runs.
-# ``set_checkpoint_early_stop(False)`` turns this off, and then every layer
-# runs twice.
+# pass needs ("early stop"). The last tensor a block's backward pass needs is
+# the ReLU's output, saved by the matrix product of the block's second linear
+# layer: the rerun is aborted inside that layer's call, before it returns.
+# So that layer's forward *pre*-hooks fire twice, but its forward hooks only
+# once. ``set_checkpoint_early_stop(False)`` turns this off, and then every
+# layer runs twice.
 
 from torch.utils.checkpoint import set_checkpoint_early_stop
 
 calls.clear()
 with set_checkpoint_early_stop(False):
     model(inputs).backward()
-print(f"{'layer':10} {'calls (default)':>15} {'calls (no early stop)':>22}")
+print(f"{'layer':10} {'pre-hook calls':>15} {'hook calls':>11} {'hook calls (no early stop)':>27}")
 for name, count in early_stop_calls.items():
-    print(f"{name:10} {count:>15} {calls[name]:>22}")
+    print(f"{name:10} {early_stop_pre_calls[name]:>15} {count:>11} {calls[name]:>27}")
 
 # %%
 # A hook that counts batches now counts some of them twice.
@@ -308,9 +318,9 @@ plt.show()
 # -------
 #
 # - ``checkpoint`` keeps only a block's input and re-runs its forward pass
-#   during the backward pass, so forward hooks in the block fire twice (up to
-#   the last layer whose saved tensors are needed, with the default early
-#   stop).
+#   during the backward pass, so forward hooks in the block fire twice,
+#   except on the layer inside which the recomputation stops (with the
+#   default early stop); forward pre-hooks fire twice even there.
 # - Hooks with side effects must tolerate that: store by key, do not append
 #   or count.
 # - Pass ``use_reentrant=False``: the older mode runs the first forward pass

@@ -27,6 +27,9 @@ machine's CPU and prints what each of them saw.
 **Prerequisites**: :doc:`/auto_examples/02_module_hooks/plot_06_forward_pre_hooks`
 and :doc:`/auto_examples/03_tensor_hooks/plot_11_parameter_hooks`.
 
+**Needs PyTorch 2.6 or later**: FSDP2's ``fully_shard`` became public in
+``torch.distributed.fsdp`` in that release.
+
 **To run this page yourself**, put
 :download:`_ddp_worker.py </../examples/06_pytorch_uses_hooks/_ddp_worker.py>`
 in the same folder as this script and start the script from that folder:

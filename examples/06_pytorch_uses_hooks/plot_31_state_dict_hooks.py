@@ -20,6 +20,10 @@ apart. Optimizers have the same four hooks, for their own state.
 - how the optimizer's state-dict hooks fire when saving and loading.
 
 **Prerequisites**: :doc:`/auto_examples/02_module_hooks/plot_08_handles_and_leaks`.
+
+**Needs PyTorch 2.5 or later**: ``register_load_state_dict_pre_hook`` and
+``register_state_dict_post_hook`` became public methods of ``nn.Module`` in
+that release.
 """
 
 # %%
@@ -116,9 +120,10 @@ print("load pre-hooks on the model:", len(new_model._load_state_dict_pre_hooks))
 # knows which format it is reading. ``register_state_dict_post_hook(hook)``
 # runs after ``state_dict()`` has collected the tensors, with the same
 # ``local_metadata`` dictionary that PyTorch saves next to them (in the state
-# dict's ``_metadata`` attribute, which ``torch.save`` keeps). In PyTorch 2.x
-# the post-hook must edit in place and return ``None``; returning the dict is
-# an error.
+# dict's ``_metadata`` attribute, which ``torch.save`` keeps). This public
+# post-hook must edit in place and return ``None``; returning the dict is an
+# error. (The private ``_register_state_dict_hook`` that it replaced let a
+# hook return a new dict.)
 
 
 def add_format_version(module, state_dict, prefix, local_metadata):

@@ -39,6 +39,9 @@ def test_only_fc_is_trained() -> None:
     assert trainable == 64 * 5 + 5  # fc's weight and bias
     assert total == number(r"parameters: (\d+)", printed)
     assert "fit returned our History: True" in printed
+    # "requires_grad_(False) freezes parameters, not buffers ... they update
+    # their running averages on this page's images"
+    assert number(r"largest change of bn1's running mean: ([\d.]+)", printed) > 0
 
 
 def test_the_run_learns() -> None:

@@ -29,10 +29,12 @@ def test_forward_hooks_fire_again_under_checkpoint() -> None:
     # "each checkpointed block ran its forward pass again ... But not all of them"
     assert checkpointed[0] == 8
     assert 8 < checkpointed[1] < 16
-    rows = re.findall(r"(blocks\.\d\.\d)\s+(\d)\s+(\d)", printed)
+    rows = re.findall(r"(blocks\.\d\.\d)\s+(\d)\s+(\d)\s+(\d)", printed)
     assert len(rows) == 8
-    for name, default, no_early_stop in rows:
-        # "The second linear layer of a block only needs its input ..." (fires once)
+    for name, pre, default, no_early_stop in rows:
+        # "the rerun is aborted inside that layer's call ... So that layer's forward
+        # *pre*-hooks fire twice, but its forward hooks only once."
+        assert int(pre) == 2, name
         assert int(default) == (2 if name.endswith(".0") else 1), name
         # "set_checkpoint_early_stop(False) ... then every layer runs twice"
         assert int(no_early_stop) == 2, name

@@ -44,6 +44,20 @@ def test_chinese_page_has_chinese_prose(page: str) -> None:
     assert len(re.findall(r"[\u4e00-\u9fff]", body)) > 50
 
 
+@pytest.mark.parametrize("page", ["index", "api", "course_notes", *_pages()])
+@pytest.mark.parametrize("language", ["en", "zh_CN"])
+def test_no_unrendered_markup_in_prose(page: str, language: str) -> None:
+    # A reST role or literal that did not close shows its backticks to the reader:
+    # in Chinese, an end-string followed directly by "（" does not close.
+    raw = (HTML / language / f"{page}.html").read_text(encoding="utf-8")
+    raw = raw.split('<article class="bd-article">', 1)[-1].split("</article>", 1)[0]
+    raw = re.sub(r'<div class="highlight[^"]*">.*?</pre></div>', " ", raw, flags=re.DOTALL)
+    raw = re.sub(r"<(script|style|pre)\b.*?</\1>", " ", raw, flags=re.DOTALL)
+    text = unescape(re.sub(r"<[^>]+>", " ", raw))
+    leftovers = re.findall(r".{0,30}(?:``|:(?:obj|doc|math|ref|func|class|meth):`).{0,30}", text)
+    assert not leftovers, f"unrendered reST markup in {language}/{page}: {leftovers}"
+
+
 # Printed values that a page must show in its outputs, in both languages
 # (outputs are not translated). A value in a list is a whole output line.
 KEY_OUTPUTS: dict[str, list[str | list[str]]] = {
