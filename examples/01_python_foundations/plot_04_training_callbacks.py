@@ -321,7 +321,7 @@ for epoch, lr, loss in schedule.rows:
 #
 #       counter = BatchCounter()
 #       ht.fit(make_model(), (train_data.images, train_data.labels), epochs=2,
-#              callbacks=[BestEpoch(), counter],
+#              lr=3e-2, callbacks=[BestEpoch(), counter],
 #              val_data=(val_data.images, val_data.labels))
 #       print(counter.batches, counter.samples)
 #

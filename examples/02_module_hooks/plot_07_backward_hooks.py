@@ -333,11 +333,11 @@ print("weight.grad unchanged:", torch.allclose(linear.weight.grad, plain_weight_
 #       sigmoid = nn.Sigmoid()
 #       x = torch.randn(5, requires_grad=True)
 #       store = {}
-#       sigmoid.register_full_backward_hook(
+#       with sigmoid.register_full_backward_hook(
 #           lambda m, gi, go: store.update(gi=gi[0], go=go[0])
-#       )
-#       s = sigmoid(x)
-#       s.sum().backward()
+#       ):
+#           s = sigmoid(x)
+#           s.sum().backward()
 #       print(torch.allclose(store["gi"], store["go"] * s.detach() * (1 - s.detach())))
 #
 #       linear = nn.Linear(3, 2)
@@ -346,17 +346,17 @@ print("weight.grad unchanged:", torch.allclose(linear.weight.grad, plain_weight_
 #           mask = torch.tensor([1.0, 0.0])
 #           return (grad_output[0] * mask,)
 #
-#       linear.register_full_backward_pre_hook(keep_unit_0)
-#       linear(torch.randn(4, 3)).sum().backward()
+#       with linear.register_full_backward_pre_hook(keep_unit_0):
+#           linear(torch.randn(4, 3)).sum().backward()
 #       print(linear.weight.grad[1])
 #
 #       def clamp_grad_input(module, grad_input, grad_output):
 #           return tuple(g.clamp(-1.0, 1.0) for g in grad_input)
 #
 #       module = ReluTimesFive()
-#       module.register_full_backward_hook(clamp_grad_input)
-#       x = torch.tensor([-1.0, 2.0, -3.0, 4.0], requires_grad=True)
-#       module(x).sum().backward()
+#       with module.register_full_backward_hook(clamp_grad_input):
+#           x = torch.tensor([-1.0, 2.0, -3.0, 4.0], requires_grad=True)
+#           module(x).sum().backward()
 #       print(x.grad)
 #
 #    The first solution prints ``True``. The second prints

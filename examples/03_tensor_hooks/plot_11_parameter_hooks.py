@@ -388,7 +388,7 @@ post_handle.remove()
 #                   group["lr"] /= 2
 #
 #       halve_every_10.calls = 0
-#       optimizer.register_step_pre_hook(halve_every_10)
-#       for _ in range(20):
-#           optimizer.step()
+#       with optimizer.register_step_pre_hook(halve_every_10):
+#           for _ in range(20):
+#               optimizer.step()
 #       print(optimizer.param_groups[0]["lr"])  # 0.025

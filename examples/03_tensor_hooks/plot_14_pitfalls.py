@@ -354,8 +354,8 @@ torch.compiler.reset()  # leave no compiled code behind for later pages
 #       # 1. an out-of-place ReLU leaves the hooked output untouched: the
 #       #    forward pass runs and the hook fires (prints "fired")
 #       model = nn.Sequential(nn.Linear(4, 6), nn.ReLU(), nn.Linear(6, 2))
-#       model[0].register_full_backward_hook(lambda m, gi, go: print("fired"))
-#       model(torch.randn(3, 4, requires_grad=True)).sum().backward()
+#       with model[0].register_full_backward_hook(lambda m, gi, go: print("fired")):
+#           model(torch.randn(3, 4, requires_grad=True)).sum().backward()
 #
 #       # 2. under no_grad no graph is built, so nothing keeps the batches:
 #       #    both lines show the same 327680 bytes (320 KiB), the 20 stored
@@ -373,9 +373,10 @@ torch.compiler.reset()  # leave no compiled code behind for later pages
 #       model = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
 #       compiled = torch.compile(model, backend="eager")
 #       compiled(torch.randn(2, 4))
-#       model[0].register_forward_pre_hook(lambda m, args: calls.append("pre"))
+#       handle = model[0].register_forward_pre_hook(lambda m, args: calls.append("pre"))
 #       compiled(torch.randn(2, 4))
 #       print("after adding the pre-hook:", calls)
 #       torch.compiler.reset()
 #       compiled(torch.randn(2, 4))
 #       print("after reset():", calls)
+#       handle.remove()

@@ -363,7 +363,8 @@ plt.show()
 #               return x.sum()
 #
 #       half = HalfCheckpointed(use_checkpoint=True)
-#       print(bytes_saved_for_backward(half))
+#       saved_bytes, tensors = bytes_saved_for_backward(half)
+#       print(f"{saved_bytes} bytes in {tensors} tensors")
 #
 #       # 3. blocks.0.0, blocks.0.2 and blocks.1.0: the last segment (blocks 2
 #       #    and 3) is not checkpointed, and in the first segment the early stop

@@ -289,7 +289,10 @@ print("saved learning rate unchanged:", optimizer_state["param_groups"][0]["lr"]
 #       #    loading fails with missing and unexpected keys
 #       new_model = NewNet()
 #       new_model.encoder.register_load_state_dict_pre_hook(rename_old_keys)
-#       new_model.load_state_dict(checkpoint)  # RuntimeError
+#       try:
+#           new_model.load_state_dict(checkpoint)
+#       except RuntimeError as error:
+#           print(error)
 #
 #       # 3. the saved one, 0.1: load_state_dict replaces the param groups'
 #       #    settings with the saved ones

@@ -247,8 +247,11 @@ for handle in node_handles:
 #       # 2. yes, once: the bias gets no gradient in this pass, so its entry
 #       #    is None
 #       received = []
-#       register_multi_grad_hook((layer.weight, layer.bias), received.append, mode="all")
+#       handle = register_multi_grad_hook(
+#           (layer.weight, layer.bias), received.append, mode="all"
+#       )
 #       (layer.weight ** 2).sum().backward()
+#       handle.remove()
 #       print(received)  # [[tensor(...), None]]
 #
 #       # 3. no: check_nan=False records the forward traces but does not
