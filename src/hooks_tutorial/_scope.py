@@ -12,7 +12,8 @@ follows one rule:
 * while it exists it acts only on the passes run inside that call (block),
   in the thread (context) that made it; a forward pass that another thread
   runs through the same model at the same time is neither recorded nor
-  changed.
+  changed by it. (What a call does to the model itself, such as the eval
+  mode of a CAM call, is shared by every thread.)
 
 Tensor hooks registered on the outputs of such a pass belong to that pass's
 graph, so they need no scope. The scope is a :class:`contextvars.ContextVar`:

@@ -428,9 +428,11 @@ def capture_gradients(model: nn.Module, layers: LayersLike) -> Iterator[Captures
     purpose, run it in a copy of the block's context:
     ``pool.submit(contextvars.copy_context().run, model, x)``. Under
     :class:`torch.nn.DataParallel` on the CPU (or on one GPU) the wrapped
-    model runs in the calling thread and is recorded as usual, and the backward pass may run in any thread (name the
-    layers ``"module.<name>"``); with several GPUs its replicas run in worker
-    threads and are not recorded: capture on ``model.module`` instead.
+    model runs in the calling thread and is recorded as usual (name the
+    layers ``"module.<name>"``); its backward pass may run in any thread,
+    which does not matter: tensor hooks record the gradients. With several
+    GPUs its replicas run in worker threads and are not recorded: capture on
+    ``model.module`` instead.
 
     See Also
     --------

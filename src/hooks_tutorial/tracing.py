@@ -93,8 +93,8 @@ class TraceResult(Sequence[TraceRow]):
     Attributes
     ----------
     rows : tuple of TraceRow
-        The rows, in the order the modules finished running (for leaf
-        modules, the order they ran).
+        The rows, in the order the calls started (a container before its
+        submodules; for leaf modules, the order they ran).
     total_params : int
         Number of parameter elements of the whole model (shared parameters
         counted once).

@@ -5,8 +5,9 @@ reshape_transform=None)`` and called as ``cam(x, target=None)``; it returns
 maps ``[B, H, W]`` in [0, 1] (or raw maps with ``raw=True``). Hooks live only
 during a call and act only on the forward pass that the call runs, so threads
 can share one model (:class:`HooksPerCall` states the rule); the model runs in
-eval mode for the call and is otherwise left as it was (training flags,
-parameters' ``.grad``, BatchNorm statistics).
+eval mode for the call, which a pass that another thread runs meanwhile sees
+too, and is otherwise left as it was (training flags, parameters' ``.grad``,
+BatchNorm statistics).
 
 ========================  ==================================================
 :class:`GradCAM`          channels weighted by their mean gradient

@@ -65,9 +65,14 @@ class HooksPerCall:
     it returns or raises (any exception, ``KeyboardInterrupt`` included).
     While they exist, the hooks act only on the passes that the call itself
     runs, in its own thread: a forward pass that another thread runs through
-    the same model at the same time is neither recorded nor changed. So one
-    model (and one object) can serve concurrent calls, whose results equal
-    those of the same calls made one after another.
+    the same model at the same time is neither recorded nor changed by them.
+    So one model (and one object) can serve concurrent calls, whose results
+    equal those of the same calls made one after another.
+
+    The model's mode is shared, though: a call puts the model in eval mode
+    while it runs (overlapping calls share one eval period), and a pass that
+    another thread runs meanwhile runs in eval mode too. Do not explain a model while another thread trains it or
+    needs its training-mode behaviour (Dropout, BatchNorm batch statistics).
 
     ``with Method(...) as m:`` keeps working, but is not needed: leaving the
     block has nothing to remove, and never swallows an exception.

@@ -100,8 +100,8 @@ class GradCAM(_GradientCAM):
     Call the object as ``cam(x, target=None, *, raw=False)``; see
     :meth:`BaseCAM.__call__ <hooks_tutorial.cam.BaseCAM.__call__>` for the
     accepted targets, the output and the errors. Hooks exist only during the
-    call; the object is also a context manager whose exit calls
-    :meth:`remove`.
+    call; ``with GradCAM(...) as cam:`` also works, and leaving the block has
+    nothing to remove.
 
     The gradient is taken with :func:`torch.autograd.grad` with respect to
     the layer's output, captured by a forward hook that hands the rest of
