@@ -520,11 +520,9 @@ def _scored(
     num_classes: int | None,
     device: torch.device | None,
 ) -> Iterator[tuple[Tensor, Tensor, Tensor]]:
-    """The batch loop of :func:`fit` and :func:`evaluate`: ``(scores, labels, loss)`` per batch.
-
-    Each batch goes to ``device``; with ``None`` (a model without parameters or
-    buffers) the inputs stay where they are and the labels join them.
-    """
+    """The batch loop of :func:`fit` and :func:`evaluate`: ``(scores, labels, loss)`` per batch."""
+    # device None (a model without parameters or buffers): the inputs stay where
+    # they are and the labels join them
     for batch in batches:
         inputs, labels = _unpack(batch, name)
         inputs = inputs if device is None else inputs.to(device)
