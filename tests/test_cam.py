@@ -590,6 +590,39 @@ def test_guided_backprop_shapes_and_errors(net: Net, x: torch.Tensor) -> None:
     assert repr(GradCAM(net, "conv2")) == "GradCAM(target_layer='conv2')"
 
 
+GUIDED_NO_INPUT = (
+    "the score does not depend on the input; cannot backpropagate to it; check that the "
+    "model's forward does not detach its output or run under torch.no_grad(), and that "
+    "a callable target returns a score computed from the output"
+)
+
+
+class DetachedOutput(nn.Module):
+    """A ReLU network whose forward detaches its output (the mistake to catch)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.body = nn.Sequential(
+            nn.Conv2d(3, 4, 3), nn.ReLU(), nn.Flatten(), nn.Linear(4 * 14 * 14, 2)
+        )
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.body(x).detach()
+
+
+def test_guided_backprop_score_without_input_says_what_to_check(net: Net, x: torch.Tensor) -> None:
+    model = DetachedOutput()
+    with pytest.raises(RuntimeError) as info:
+        GuidedBackprop(model)(x)
+    assert str(info.value) == GUIDED_NO_INPUT
+    assert count_hooks(model) == {}
+    constant = torch.ones(x.shape[0])  # a callable target that ignores the output
+    with pytest.raises(RuntimeError) as info:
+        GuidedBackprop(net)(x, lambda out: constant)
+    assert str(info.value) == GUIDED_NO_INPUT
+    assert count_hooks(net) == {}
+
+
 def test_guided_gradcam_is_product(net: Net, x: torch.Tensor) -> None:
     guided = GuidedBackprop(net)(x)
     cam = GradCAM(net, "conv2")(x)

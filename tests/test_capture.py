@@ -135,8 +135,40 @@ def test_inputs_on_request(tiny_cnn, image):
 def test_inputs_not_requested(mlp):
     with capture_activations(mlp, "0") as acts:
         mlp(torch.zeros(1, 4))
-    with pytest.raises(MissingCaptureError, match="inputs were not recorded: pass inputs=True"):
+    with pytest.raises(MissingCaptureError) as info:
         acts.inputs["0"]
+    # the layer ran: the message must not say it did not
+    assert info.value.args[0] == (
+        "inputs of layer '0' were not recorded; pass inputs=True to capture_activations"
+    )
+
+
+def test_inputs_not_requested_tells_a_layer_that_ran_from_one_that_did_not(mlp):
+    with capture_activations(mlp, ["0", "2"]) as acts:
+        mlp[0](torch.zeros(1, 4))  # layer "2" does not run
+    assert repr(acts.inputs) == "Captures(inputs; {'0': not recorded, '2': not run})"
+    assert repr(acts) == "Captures(outputs; {'0': tensor(1, 5), '2': not run})"
+    with pytest.raises(MissingCaptureError, match=r"^inputs of layer '0' were not recorded; "):
+        acts.inputs[mlp[0]]
+    with pytest.raises(MissingCaptureError) as info:
+        acts.inputs["2"]
+    assert info.value.args[0] == (
+        "layer '2' did not run during the forward pass; inputs were not recorded: "
+        "pass inputs=True to capture_activations"
+    )
+    assert list(acts.inputs) == []
+    assert len(acts.inputs) == 0
+    assert "0" not in acts.inputs
+
+
+def test_inputs_requested_but_layer_did_not_run(mlp):
+    with capture_activations(mlp, ["0", "2"], inputs=True) as acts:
+        mlp[0](torch.zeros(1, 4))
+    assert repr(acts.inputs) == "Captures(inputs; {'0': (tensor(1, 4)), '2': not run})"
+    with pytest.raises(
+        MissingCaptureError, match=r"layer '2' did not run during the forward pass; check"
+    ):
+        acts.inputs["2"]
 
 
 def test_tuple_outputs_keep_their_structure():

@@ -256,8 +256,28 @@ def test_spec_is_frozen_and_rejects_unknown_options() -> None:
     spec = ShapesSpec()
     with pytest.raises(dataclasses.FrozenInstanceError):
         spec.noise = 0.0  # type: ignore[misc]
-    with pytest.raises(TypeError, match="colour"):
+    with pytest.raises(TypeError) as info:
         make_shapes(2, colour="red")
+    # no suggestion: 'clutter' is not close enough to mean the same
+    assert str(info.value) == (
+        "make_shapes() got an unknown option 'colour'; the options are the fields of "
+        "ShapesSpec: variant, image_size, num_classes, object_size, clutter, noise, "
+        "rotation, cue_agreement"
+    )
+
+
+def test_misspelt_option_suggests_the_closest() -> None:
+    with pytest.raises(TypeError) as info:
+        make_shapes(4, variant="single", varient="two")
+    assert str(info.value) == (
+        "make_shapes() got an unknown option 'varient'; did you mean 'variant'? the "
+        "options are the fields of ShapesSpec: variant, image_size, num_classes, "
+        "object_size, clutter, noise, rotation, cue_agreement"
+    )
+    with pytest.raises(TypeError, match=r"unknown option 'imagesize'; did you mean 'image_size'\?"):
+        make_shapes(4, spec=ShapesSpec(), imagesize=32)
+    with pytest.raises(TypeError, match=r"unknown option 'rotate'; did you mean 'rotation'\?"):
+        make_shapes(4, rotate=0.0)
 
 
 # ------------------------------------------------------------------------- errors

@@ -188,6 +188,23 @@ def test_perturbation_errors() -> None:
         deletion_auc(model, x[0], torch.rand(1, 8, 8))
 
 
+def test_maps_with_nan_or_infinity_say_how_to_fix() -> None:
+    model, x = small_cnn(), torch.rand(2, 3, 8, 8)
+    maps = torch.rand(2, 8, 8)
+    maps[1, 2, 3] = float("nan")
+    fix = (
+        "maps contain NaN or infinity; check the model's input and weights for NaN or "
+        "infinity (torch.isfinite(x).all()), or clean the maps with torch.nan_to_num(maps)"
+    )
+    with pytest.raises(ValueError, match="NaN or infinity") as info:
+        deletion_auc(model, x, maps, steps=2)
+    assert str(info.value) == f"the saliency {fix}"
+    maps[1, 2, 3] = float("inf")
+    with pytest.raises(ValueError, match="NaN or infinity") as info:
+        average_drop(model, x, maps)
+    assert str(info.value) == f"the explanation {fix}"
+
+
 def test_perturbation_leaves_model_as_it_was() -> None:
     model = small_cnn().train()
     state = copy.deepcopy(model.state_dict())

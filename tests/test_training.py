@@ -471,3 +471,27 @@ def test_bad_data_kinds() -> None:
 def test_model_without_parameters() -> None:
     with pytest.raises(ValueError, match=r"the model \(ReLU\) has no parameters to train"):
         fit(nn.ReLU(), _toy_data(), epochs=1)
+
+
+def test_evaluate_model_without_parameters() -> None:
+    # fit refuses such a model (nothing to train), but evaluate scores it: the
+    # batches stay on their own device instead of a bare StopIteration
+    x = torch.tensor([[2.0, 0.0], [0.0, 1.0], [3.0, 1.0], [0.0, 0.5]])
+    y = torch.tensor([0, 1, 1, 1])
+    model = nn.Sequential(nn.Flatten())
+    scores = evaluate(model, (x, y), batch_size=3)
+    expected_loss = nn.functional.cross_entropy(x, y).item()
+    assert scores == pytest.approx({"loss": expected_loss, "accuracy": 0.75}, rel=1e-6)
+
+
+def test_evaluate_model_with_buffers_only() -> None:
+    class Shift(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.register_buffer("shift", torch.tensor([0.0, 10.0]))
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return x + self.shift
+
+    x, y = torch.zeros(4, 2), torch.tensor([1, 1, 0, 1])
+    assert evaluate(Shift(), (x, y))["accuracy"] == pytest.approx(0.75)

@@ -94,8 +94,21 @@ def test_overlay_errors(cam: torch.Tensor) -> None:
         overlay(torch.rand(3, 8, 8), torch.rand(2, 8, 8))
     with pytest.raises(TypeError, match=r"torch\.Tensor or a numpy array"):
         overlay([[0.0]], cam)  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="NaN"):
+    with pytest.raises(ValueError, match="NaN or infinity") as info:
         overlay(torch.rand(3, 8, 8), torch.full((8, 8), float("nan")))
+    assert str(info.value) == (
+        "the map contains NaN or infinity; check the model's input and weights for NaN or "
+        "infinity (torch.isfinite(x).all()), or clean the map with torch.nan_to_num(cam) "
+        "(numpy.nan_to_num for an array)"
+    )
+    image = np.random.default_rng(0).random((8, 8, 3))
+    image[0, 0, 0] = np.inf
+    with pytest.raises(ValueError, match="NaN or infinity") as info:
+        overlay(image, cam)
+    assert str(info.value) == (
+        "the image contains NaN or infinity; check where it came from, or clean it with "
+        "torch.nan_to_num(image) (numpy.nan_to_num for an array)"
+    )
 
 
 def test_plot_cams_layout() -> None:

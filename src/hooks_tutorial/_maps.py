@@ -52,6 +52,10 @@ def check_maps(maps: object, x: Tensor, what: str = "saliency") -> Tensor:
         msg = f"expected {what} maps [B, H, W] with B = {x.shape[0]}, got shape {tuple(maps.shape)}"
         raise ValueError(msg)
     if not bool(torch.isfinite(maps).all()):
-        msg = f"the {what} maps contain NaN or infinity"
+        msg = (
+            f"the {what} maps contain NaN or infinity; check the model's input and "
+            "weights for NaN or infinity (torch.isfinite(x).all()), or clean the maps "
+            "with torch.nan_to_num(maps)"
+        )
         raise ValueError(msg)
     return upsample(maps.to(device=x.device, dtype=x.dtype), (x.shape[-2], x.shape[-1]))

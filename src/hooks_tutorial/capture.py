@@ -33,6 +33,8 @@ __all__ = [
 
 V = TypeVar("V")
 
+_PASS_INPUTS = "pass inputs=True to capture_activations"
+_NOT_RECORDED_HINT = f"inputs were not recorded: {_PASS_INPUTS}"
 _NOT_RUN_HINT = (
     "check that the model's forward calls it, as a module (layer(x); calling "
     "layer.forward(x) directly skips hooks), and that the forward pass ran inside "
@@ -166,11 +168,16 @@ class Captures(Mapping[str, V], Generic[V]):
             return name is not None and name in self._values
         return key in self._values
 
+    def _missing_repr(self, name: str) -> str:
+        del name
+        return "not run"
+
     def __repr__(self) -> str:
         parts = []
         for name in self.layers:
             value = self._values.get(name)
-            parts.append(f"{name!r}: {_describe(value) if name in self._values else 'not run'}")
+            shown = _describe(value) if name in self._values else self._missing_repr(name)
+            parts.append(f"{name!r}: {shown}")
         return f"Captures({self._what}; {{{', '.join(parts)}}})"
 
 
@@ -215,12 +222,29 @@ class Activations(Captures[torch.Tensor]):
 
     def __init__(self, pairs: list[tuple[str, nn.Module]], *, inputs: bool) -> None:
         super().__init__(pairs, what="outputs")
-        hint = (
-            _NOT_RUN_HINT
-            if inputs
-            else "inputs were not recorded: pass inputs=True to capture_activations"
+        self.inputs: Captures[tuple[Any, ...]] = (
+            Captures(pairs, what="inputs") if inputs else _UnrecordedInputs(pairs, ran=self.calls)
         )
-        self.inputs: Captures[tuple[Any, ...]] = Captures(pairs, what="inputs", not_run_hint=hint)
+
+
+class _UnrecordedInputs(Captures[tuple[Any, ...]]):
+    """The ``inputs`` of :func:`capture_activations` called without ``inputs=True``.
+
+    Nothing is ever recorded in it; reading a layer says why, telling a layer
+    that ran (its inputs were not asked for) from one that did not run.
+    """
+
+    def __init__(self, pairs: list[tuple[str, nn.Module]], *, ran: dict[str, int]) -> None:
+        super().__init__(pairs, what="inputs", not_run_hint=_NOT_RECORDED_HINT)
+        self._ran = ran  # the outputs' call counts: a layer in it ran
+
+    def _missing_message(self, name: str) -> str:
+        if name in self._ran:
+            return f"inputs of layer {name!r} were not recorded; {_PASS_INPUTS}"
+        return super()._missing_message(name)
+
+    def _missing_repr(self, name: str) -> str:
+        return "not recorded" if name in self._ran else "not run"
 
 
 def _describe(value: object) -> str:

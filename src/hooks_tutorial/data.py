@@ -28,6 +28,7 @@ run.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import math
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias, get_args
@@ -535,6 +536,23 @@ def _cue(
     return cue_masks, cue_labels
 
 
+def _with_options(spec: ShapesSpec, options: dict[str, Any]) -> ShapesSpec:
+    """``spec`` with the fields in ``options`` replaced; a ``TypeError`` names an unknown one."""
+    if not options:
+        return spec
+    valid = [field.name for field in dataclasses.fields(ShapesSpec)]
+    for name in options:
+        if name not in valid:
+            close = difflib.get_close_matches(name, valid, n=1, cutoff=0.7)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            msg = (
+                f"make_shapes() got an unknown option {name!r}; {hint}"
+                f"the options are the fields of ShapesSpec: {', '.join(valid)}"
+            )
+            raise TypeError(msg)
+    return dataclasses.replace(spec, **options)
+
+
 def make_shapes(
     n: int = 1000,
     spec: ShapesSpec | None = None,
@@ -592,7 +610,7 @@ def make_shapes(
     >>> bool(torch.equal(data.images, make_shapes(8, seed=0).images))
     True
     """
-    spec = dataclasses.replace(spec or ShapesSpec(), **options) if options else spec or ShapesSpec()
+    spec = _with_options(spec or ShapesSpec(), options)
     if not _is_int(n) or n < 0:
         msg = f"n must be a non-negative int (the number of images), got {n!r}"
         raise ValueError(msg)

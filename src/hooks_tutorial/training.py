@@ -25,6 +25,7 @@ Epochs and batches are counted from 1.
 
 from __future__ import annotations
 
+import itertools
 import math
 import sys
 import time
@@ -517,12 +518,15 @@ def _scored(
     name: str,
     loss_fn: nn.Module,
     num_classes: int | None,
-    device: torch.device,
+    device: torch.device | None,
 ) -> Iterator[tuple[Tensor, Tensor, Tensor]]:
     """The batch loop of :func:`fit` and :func:`evaluate`: ``(scores, labels, loss)`` per batch."""
+    # device None (a model without parameters or buffers): the inputs stay where
+    # they are and the labels join them
     for batch in batches:
         inputs, labels = _unpack(batch, name)
-        inputs, labels = inputs.to(device), labels.to(device)
+        inputs = inputs if device is None else inputs.to(device)
+        labels = labels.to(inputs.device)
         scores = model(inputs)
         _check_batch(scores, labels, num_classes)
         yield scores, labels, loss_fn(scores, labels)
@@ -569,7 +573,9 @@ def evaluate(
     ['accuracy', 'loss']
     """
     loss_fn = loss_fn if loss_fn is not None else nn.CrossEntropyLoss()
-    device = next(model.parameters()).device
+    # the model's device; a model without parameters or buffers runs where the data is
+    tensor = next(itertools.chain(model.parameters(), model.buffers()), None)
+    device = tensor.device if tensor is not None else None
     num_classes = _num_classes(data)
     was_training = model.training
     model.eval()

@@ -61,7 +61,10 @@ def _image_hwc(image: object) -> NDArray[np.float64]:
     else:
         out = a.astype(np.float64)
         if not np.isfinite(out).all():
-            msg = "the image contains NaN or infinity"
+            msg = (
+                "the image contains NaN or infinity; check where it came from, or clean "
+                "it with torch.nan_to_num(image) (numpy.nan_to_num for an array)"
+            )
             raise ValueError(msg)
         lo, hi = float(out.min()), float(out.max())
         if lo < 0.0 or hi > 1.0:  # e.g. a normalised network input: rescale for display
@@ -78,7 +81,11 @@ def _heat(cam: object, size: tuple[int, int]) -> NDArray[np.float64]:
         msg = f"expected one map [H, W] (or [1, H, W]), got shape {a.shape}"
         raise ValueError(msg)
     if not np.isfinite(a).all():
-        msg = "the map contains NaN or infinity"
+        msg = (
+            "the map contains NaN or infinity; check the model's input and weights for "
+            "NaN or infinity (torch.isfinite(x).all()), or clean the map with "
+            "torch.nan_to_num(cam) (numpy.nan_to_num for an array)"
+        )
         raise ValueError(msg)
     if a.shape != size:
         t = torch.from_numpy(a)[None, None]

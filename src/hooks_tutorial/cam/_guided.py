@@ -133,7 +133,12 @@ class GuidedBackprop(HooksPerCall):
                     output = self.model(x_in)
             scores, indices = resolve_target(output, target, x.shape[0])
             if not scores.requires_grad:
-                msg = "the score does not depend on the input; cannot backpropagate to it"
+                msg = (
+                    "the score does not depend on the input; cannot backpropagate to it; "
+                    "check that the model's forward does not detach its output or run under "
+                    "torch.no_grad(), and that a callable target returns a score computed "
+                    "from the output"
+                )
                 raise RuntimeError(msg)
             (grad,) = torch.autograd.grad(scores.sum(), x_in)
         check_finite(grad, "input gradients")
