@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
+
 from sitecheck import match, outputs, quoted_in_both_languages
+from test_claims_10 import run_page
 
 PAGE = "01"
 
@@ -55,6 +59,11 @@ def test_the_hook_runs_once_and_is_gone() -> None:
 
 def test_solution_values() -> None:
     # "``calculate(3, 5, double_and_print)`` prints ``16``, and the new
-    # ``calculate(3, 5)`` returns ``8``."
-    assert (3 + 5) * 2 == 16
+    # ``calculate(3, 5)`` returns ``8``." (the solutions' own functions)
+    ns = run_page(PAGE).namespace
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        assert ns["calculate"](3, 5, ns["double_and_print"]) is None
+    assert printed.getvalue() == "16\n"
+    assert ns["calculate"](3, 5) == 8
     quoted_in_both_languages(PAGE, "16", "calculate(3, 5)")

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import ast
 import re
 
 from sitecheck import outputs, quoted_in_both_languages
+from test_claims_10 import run_page
 
 PAGE = "03"
 
@@ -92,3 +94,16 @@ def test_solution_values() -> None:
     answer = sorted(names, key=lambda n: int(re.sub(r"\D", "", n) or 0))
     assert answer == ["alexnet", "vgg11", "resnet18"]
     quoted_in_both_languages(PAGE, str(answer), "{'0': (2, 3), '1': (2, 3), '2': (2, 2)}")
+
+
+def test_solutions_state_their_answers() -> None:
+    lines = run_page(PAGE).solutions.splitlines()
+    # "The sorted names are ``['alexnet', 'vgg11', 'resnet18']``."
+    assert ast.literal_eval(lines[0]) == ["alexnet", "vgg11", "resnet18"]
+    # "The shapes are ``{'0': (2, 3), '1': (2, 3), '2': (2, 2)}`` and the output is
+    # unchanged (``True``)"
+    shapes, unchanged = lines[1].rsplit(" ", 1)
+    assert ast.literal_eval(shapes) == {"0": (2, 3), "1": (2, 3), "2": (2, 2)}
+    assert unchanged == "True"
+    # "The doubled output matches the hand-computed one (``True``)."
+    assert lines[2:] == ["True"]

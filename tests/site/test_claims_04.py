@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import re
 
+import pytest
 from sitecheck import match, number, numbers, outputs
+from test_claims_10 import run_page
 
 PAGE = "04"
 
@@ -89,3 +93,35 @@ def test_solution_values() -> None:
         numbers(r"lowest val_loss of any epoch: ([\d.]+) at epoch (\d+)", printed)[1]
     )
     assert lowest_epoch == int(number(r"epochs run: (\d+) of 30", printed))
+
+
+def test_solutions_state_their_answers() -> None:
+    run = run_page(PAGE)
+    lines = run.solutions.splitlines()
+    # "``BestEpoch`` prints the higher of the two epochs' validation accuracies and its
+    # epoch." The solution's fit call again (seeded: the same run), now keeping its History.
+    ns = run.namespace
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        history = ns["ht"].fit(
+            ns["make_model"](),
+            (ns["train_data"].images, ns["train_data"].labels),
+            epochs=2,
+            lr=3e-2,
+            callbacks=[ns["BestEpoch"]()],
+            val_data=(ns["val_data"].images, ns["val_data"].labels),
+        )
+    assert printed.getvalue().splitlines() == lines[:1]  # the same run as the solution's
+    best, epoch = numbers(r"^best val_accuracy ([\d.]+) at epoch (\d+)$", lines[0])
+    accuracies = history["val_accuracy"]
+    assert history.epochs == [1, 2]
+    assert accuracies[int(epoch) - 1] == max(accuracies)
+    assert best == pytest.approx(max(accuracies), abs=5e-4)  # printed with 3 decimals
+    # "so ``counter`` ends at ``8 512``: 8 batches, 512 samples"
+    assert lines[1] == "8 512"
+    # "The lowest validation loss is at the epoch printed above as the lowest, the last
+    # epoch of the early-stopping run"
+    lowest = numbers(r"lowest val_loss of any epoch: ([\d.]+) at epoch (\d+)", outputs(PAGE))
+    solution_epoch, solution_loss = numbers(r"^\((\d+), ([\d.e-]+)\)$", lines[2])
+    assert solution_epoch == lowest[1]
+    assert solution_loss == pytest.approx(lowest[0], abs=5e-5)  # the page prints 4 decimals

@@ -5,7 +5,10 @@ from __future__ import annotations
 import pytest
 import torch
 from sitecheck import match, number, outputs, quoted_in_both_languages
+from test_claims_10 import run_page
 from torch import nn
+
+import hooks_tutorial as ht
 
 PAGE = "05"
 
@@ -93,3 +96,26 @@ def test_solution_extra_argument() -> None:
         model(torch.randn(8, 1, 4, 4), torch.randint(0, 3, (8,)))
     assert events == ["pre-hook, 2 args"]
     quoted_in_both_languages(PAGE, "takes 2 positional arguments but 3 were given")
+
+
+def test_solutions_state_their_answers() -> None:
+    run = run_page(PAGE)
+    lines = run.solutions.splitlines()
+    # 1. "The first solution prints one line per layer (``Conv2d``, ``ReLU``, ``Linear``)
+    #    with the mean and standard deviation of its output."
+    model, images = run.namespace["model"], run.namespace["images"]
+    names = [name for name, _ in model.named_children()]
+    with ht.capture_activations(model, names, clone=True) as acts, torch.no_grad():
+        model(images)
+    assert len(names) == 3
+    for line, name in zip(lines[:3], names, strict=True):
+        kind, mean, std = line.split()
+        assert kind == type(getattr(model, name)).__name__
+        assert float(mean) == pytest.approx(acts[name].mean().item(), rel=1e-5, abs=1e-7)
+        assert float(std) == pytest.approx(acts[name].std().item(), rel=1e-5)
+    assert [line.split()[0] for line in lines[:3]] == ["Conv2d", "ReLU", "Linear"]
+    # 2. "The second prints ``TinyConvNet.forward() takes 2 positional arguments but 3
+    #    were given``."
+    assert lines[3] == "TinyConvNet.forward() takes 2 positional arguments but 3 were given"
+    # 3. "The third prints ``True``: the ReLU's output is the convolution's, clamped at 0."
+    assert lines[4:] == ["True"]

@@ -7,6 +7,7 @@ import warnings
 import pytest
 import torch
 from sitecheck import match, outputs, quoted_in_both_languages
+from test_claims_10 import run_page
 from torch import nn
 
 PAGE = "07"
@@ -127,3 +128,10 @@ def test_solution_values() -> None:
     assert x.grad is not None
     assert x.grad.tolist() == pytest.approx([0.0, 1.0, 0.0, 1.0])
     quoted_in_both_languages(PAGE, "tensor([0., 0., 0.])", "tensor([0., 1., 0., 1.])")
+
+
+def test_solutions_state_their_answers() -> None:
+    lines = run_page(PAGE).solutions.splitlines()
+    # "The first solution prints ``True``. The second prints ``tensor([0., 0., 0.])`` ...
+    # The third prints ``tensor([0., 1., 0., 1.])``"
+    assert lines == ["True", "tensor([0., 0., 0.])", "tensor([0., 1., 0., 1.])"]

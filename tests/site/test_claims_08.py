@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from sitecheck import match, number, outputs
+from test_claims_10 import run_page
 
 PAGE = "08"
 
@@ -76,3 +77,11 @@ def test_undetached_outputs_keep_inputs_alive() -> None:
     printed = outputs(PAGE)
     assert "stored output:           [True, True, True]" in printed
     assert "stored output.detach():  [False, False, False]" in printed
+
+
+def test_solutions_state_their_answers() -> None:
+    lines = run_page(PAGE).solutions.splitlines()
+    # "The first and second solutions print ``True``: no hook is left, also after the
+    # ``ValueError`` (printed first as ``caught: something went wrong``). The third prints
+    # ``[False, False, False]``: the inputs are not kept alive."
+    assert lines == ["True", "caught: something went wrong", "True", "[False, False, False]"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from sitecheck import match, number, numbers, outputs, prose
+from test_claims_10 import run_page
 
 PAGE = "18"
 METHODS = (
@@ -143,3 +144,14 @@ def test_two_score_cams() -> None:
     # "the two maps agree on average but not on every image"
     assert mean > 0.8
     assert lowest < 0.8
+
+
+def test_after_average_pooling_three_methods_coincide() -> None:
+    # Exercise 1: "check that Grad-CAM, XGrad-CAM and HiResCAM give the same raw signed maps"
+    # Summary: "after average pooling, Grad-CAM, XGrad-CAM and HiResCAM coincide"
+    run = run_page(PAGE)
+    scale = run.namespace["signed"]["Grad-CAM"].abs().max().item()
+    assert scale > 0  # the maps are not all zero, so "the same" says something
+    for name in ("XGrad-CAM", "HiResCAM"):
+        difference = number(rf"(?m)^{name} ([\d.e-]+)$", run.solutions)
+        assert difference <= 1e-5 * scale, name  # float rounding only

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from sitecheck import match, number, outputs
+from test_claims_10 import run_page
 
 PAGE = "24"
 
@@ -60,3 +61,14 @@ def test_what_hooks_do(printed: str) -> None:
     match(r"same gradient\? True", printed)
     # "No hook is left on the models of this page"
     match(r"hooks left: 0 0", printed)
+
+
+def test_solutions_state_their_answers() -> None:
+    lines = run_page(PAGE).solutions.splitlines()
+    # 1. "FX's node and the clone agree; without clone the hook's tensor is changed
+    #    afterwards": the comment "# False, True" (one line per clone setting)
+    assert lines[:2] == ["False False", "True True"]
+    # 2. "SimpleCNN calls only modules, so every node except the input "x" is a module name"
+    assert lines[2] == "['x']"
+    # 3. the traceable gate can be traced: the extractor returns the conv's feature maps
+    assert lines[3].startswith("torch.Size([")

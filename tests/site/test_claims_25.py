@@ -8,6 +8,7 @@ import re
 import pytest
 import torchvision
 from sitecheck import match, number, outputs
+from test_claims_10 import run_page
 from torch import nn
 
 PAGE = "25"
@@ -94,3 +95,16 @@ def test_sequence_capture(printed: str) -> None:
     match(r"TypeError: capture_gradients needs layers whose output is a single tensor", printed)
     # no hook left (summary of the page's cleanup)
     match(r"hooks left on the models: 0 0", printed)
+
+
+def test_solutions_state_their_answers() -> None:
+    lines = run_page(PAGE).solutions.splitlines()
+    # 1. "one row per layer; the last row is the top layer":
+    #    "# torch.Size([2, 2, 8]) twice" and "# True" for output[:, -1] == h_n[-1]
+    assert lines[0] == "torch.Size([2, 2, 8]) torch.Size([2, 2, 8])"
+    assert lines[1] == "True"
+    # 2. both calls of block.relu are stored under their names
+    assert lines[2].startswith("{'after_bn1': (")
+    assert "'after_add': (" in lines[2]
+    # 3. "turn the weights on before the call": "# torch.Size([2, 6, 6])"
+    assert lines[3:] == ["torch.Size([2, 6, 6])"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from sitecheck import match, number, numbers, outputs
+from test_claims_10 import run_page
 
 PAGE = "27"
 CLASSES = ("circle", "square", "triangle", "star", "cross")
@@ -50,3 +51,14 @@ def test_similarity_maps_point_at_the_matching_object(printed: str) -> None:
     # "Not every map is this clean."
     assert own < 1.0
     match(r"hooks left: 0 0", printed)
+
+
+def test_solutions_state_their_answers() -> None:
+    run = run_page(PAGE)
+    lines = run.solutions.splitlines()
+    # 2. "a ground-truth region: the same map, up to rounding"
+    scale = run.namespace["maps"][run.namespace["first"]].abs().max().item()
+    assert scale > 0
+    assert number(r"^tensor\(([\d.e+-]+)\)$", lines[0]) <= 1e-5 * scale
+    # 3. "the same target as a lambda": "# True" for torch.allclose(by_lambda, why)
+    assert lines[1:] == ["True"]
