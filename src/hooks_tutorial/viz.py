@@ -125,8 +125,8 @@ def overlay(
     image : torch.Tensor or numpy.ndarray
         One image, ``[C, H, W]`` or ``[H, W, C]`` with ``C`` = 1 or 3 (an
         RGBA ``[H, W, 4]`` image also works: its alpha channel is dropped),
-        or ``[H, W]``. When both layouts fit,
-        a tensor is read as ``[C, H, W]`` and an array as ``[H, W, C]``.
+        or ``[H, W]``. When both layouts fit, a tensor is read as
+        ``[C, H, W]`` and an array as ``[H, W, C]``.
         ``uint8`` values are divided by 255; float values outside [0, 1]
         (a normalised network input) are min-max rescaled for display.
     cam : torch.Tensor or numpy.ndarray

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sitecheck import EXAMPLES, HTML
+from sitecheck import EXAMPLES, HTML, prose
 
 
 def _text(path: Path) -> str:
@@ -49,11 +49,7 @@ def test_chinese_page_has_chinese_prose(page: str) -> None:
 def test_no_unrendered_markup_in_prose(page: str, language: str) -> None:
     # A reST role or literal that did not close shows its backticks to the reader:
     # in Chinese, an end-string followed directly by "（" does not close.
-    raw = (HTML / language / f"{page}.html").read_text(encoding="utf-8")
-    raw = raw.split('<article class="bd-article">', 1)[-1].split("</article>", 1)[0]
-    raw = re.sub(r'<div class="highlight[^"]*">.*?</pre></div>', " ", raw, flags=re.DOTALL)
-    raw = re.sub(r"<(script|style|pre)\b.*?</\1>", " ", raw, flags=re.DOTALL)
-    text = unescape(re.sub(r"<[^>]+>", " ", raw))
+    text = prose(page, language)
     leftovers = re.findall(r".{0,30}(?:``|:(?:obj|doc|math|ref|func|class|meth):`).{0,30}", text)
     assert not leftovers, f"unrendered reST markup in {language}/{page}: {leftovers}"
 

@@ -71,8 +71,9 @@ class HooksPerCall:
 
     The model's mode is shared, though: a call puts the model in eval mode
     while it runs (overlapping calls share one eval period), and a pass that
-    another thread runs meanwhile runs in eval mode too. Do not explain a model while another thread trains it or
-    needs its training-mode behaviour (Dropout, BatchNorm batch statistics).
+    another thread runs meanwhile runs in eval mode too. Do not explain a
+    model while another thread trains it or needs its training-mode
+    behaviour (Dropout, BatchNorm batch statistics).
 
     ``with Method(...) as m:`` keeps working, but is not needed: leaving the
     block has nothing to remove, and never swallows an exception.
