@@ -5,8 +5,7 @@ from __future__ import annotations
 import ast
 import re
 
-from sitecheck import outputs, quoted_in_both_languages
-from test_claims_10 import run_page
+from sitecheck import outputs, quoted_in_both_languages, run_page
 
 PAGE = "03"
 

@@ -7,8 +7,7 @@ import io
 import re
 
 import pytest
-from sitecheck import match, number, numbers, outputs
-from test_claims_10 import run_page
+from sitecheck import match, number, numbers, outputs, run_page
 
 PAGE = "04"
 

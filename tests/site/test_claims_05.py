@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from sitecheck import match, number, outputs, quoted_in_both_languages
-from test_claims_10 import run_page
+from sitecheck import match, number, outputs, quoted_in_both_languages, run_page
 from torch import nn
 
 import hooks_tutorial as ht

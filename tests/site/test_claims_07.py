@@ -6,8 +6,7 @@ import warnings
 
 import pytest
 import torch
-from sitecheck import match, outputs, quoted_in_both_languages
-from test_claims_10 import run_page
+from sitecheck import match, outputs, quoted_in_both_languages, run_page
 from torch import nn
 
 PAGE = "07"

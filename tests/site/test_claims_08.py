@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import re
 
-from sitecheck import match, number, outputs
-from test_claims_10 import run_page
+from sitecheck import match, number, outputs, run_page
 
 PAGE = "08"
 

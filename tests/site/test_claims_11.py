@@ -7,8 +7,7 @@ import math
 import re
 
 import torch
-from sitecheck import match, number, outputs, quoted_in_both_languages
-from test_claims_10 import run_page
+from sitecheck import match, number, outputs, quoted_in_both_languages, run_page
 from torch import nn
 
 PAGE = "11"

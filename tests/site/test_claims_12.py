@@ -5,8 +5,7 @@ from __future__ import annotations
 import re
 
 import torch
-from sitecheck import match, number, numbers, outputs, quoted_in_both_languages
-from test_claims_10 import run_page
+from sitecheck import match, number, numbers, outputs, quoted_in_both_languages, run_page
 
 PAGE = "12"
 

@@ -6,8 +6,7 @@ import ast
 import re
 
 import torch
-from sitecheck import match, number, numbers, outputs, quoted_in_both_languages
-from test_claims_10 import run_page
+from sitecheck import match, number, numbers, outputs, quoted_in_both_languages, run_page
 
 PAGE = "13"
 

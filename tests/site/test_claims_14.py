@@ -5,8 +5,7 @@ from __future__ import annotations
 import ast
 import re
 
-from sitecheck import match, number, numbers, outputs
-from test_claims_10 import run_page
+from sitecheck import match, number, numbers, outputs, run_page
 
 PAGE = "14"
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import re
 
-from sitecheck import match, number, numbers, outputs, prose
-from test_claims_10 import run_page
+from sitecheck import match, number, numbers, outputs, prose, run_page
 
 PAGE = "18"
 METHODS = (

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from sitecheck import match, number, outputs
-from test_claims_10 import run_page
+from sitecheck import match, number, outputs, run_page
 
 PAGE = "24"
 

@@ -7,8 +7,7 @@ import re
 
 import pytest
 import torchvision
-from sitecheck import match, number, outputs
-from test_claims_10 import run_page
+from sitecheck import match, number, outputs, run_page
 from torch import nn
 
 PAGE = "25"

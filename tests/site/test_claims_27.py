@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from sitecheck import match, number, numbers, outputs
-from test_claims_10 import run_page
+from sitecheck import match, number, numbers, outputs, run_page
 
 PAGE = "27"
 CLASSES = ("circle", "square", "triangle", "star", "cross")
