@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import io
+import json
 import re
 import textwrap
 import types
@@ -75,6 +76,12 @@ def prose(page: str, language: str = "en") -> str:
     raw = re.sub(r"<(script|style)\b.*?</\1>", " ", raw, flags=re.DOTALL)
     text = unescape(re.sub(r"<[^>]+>", " ", raw))
     return re.sub(r"\s+", " ", text)
+
+
+def search_index(language: str = "en") -> dict[str, Any]:
+    """The site's search index (``searchindex.js``) of one language, as a dict."""
+    text = (HTML / language / "searchindex.js").read_text(encoding="utf-8")
+    return json.loads(text[text.index("(") + 1 : text.rindex(")")])
 
 
 def match(pattern: str, text: str) -> re.Match[str]:

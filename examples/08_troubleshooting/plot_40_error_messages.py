@@ -1,0 +1,484 @@
+# Needs the hooks_tutorial library: pip install hooks-tutorial
+# (or the development version: pip install "git+https://github.com/hooks-tutorial/hooks-tutorial")
+"""
+Error messages: causes and fixes
+================================
+
+.. index::
+   element 0 of tensors does not require grad and does not have a grad_fn
+   Output 0 of BackwardHookFunction is a view and is being modified inplace
+   Trying to backward through the graph a second time
+   Inference tensors cannot be saved for backward
+   cannot register a hook on a tensor that doesn't require gradient
+   Using a non-full backward hook when the forward contains multiple autograd Nodes is deprecated
+   Cannot use both regular backward hooks and full backward hooks on a single Module
+   one of the variables needed for gradient computation has been modified by an inplace operation
+   GradCAM needs gradients
+   no submodule named
+   is out of range for a model with
+   CAM methods need a feature map
+   error message
+   报错信息
+
+You searched for an error message and landed here: good. Each section below
+starts with a message that learners meet when they use hooks or CAM methods,
+printed in full by code that triggers it on this page. Then comes the cause,
+and a fix that runs. The last sections are about hooks that fail *silently*:
+no error, just a hook that never fires or fires twice.
+
+**What you will learn**
+
+- what each of these errors means, in terms of the autograd graph and the
+  module calls that hooks attach to;
+- the fix for each, shown working;
+- how to notice a hook that does not fire, or fires more often than you think.
+
+**Prerequisites**: :doc:`/auto_examples/02_module_hooks/plot_05_forward_hooks`,
+:doc:`/auto_examples/03_tensor_hooks/plot_10_tensor_hooks`. The pitfalls page,
+:doc:`/auto_examples/03_tensor_hooks/plot_14_pitfalls`, explains several of
+these errors at length.
+"""
+
+# %%
+# Every demonstration calls ``show_error``: it runs a function, prints the
+# exception's type and its whole message (wrapped to fit the page), or says
+# that nothing was raised.
+
+import textwrap
+import warnings
+
+import torch
+from torch import nn
+
+import hooks_tutorial as ht
+
+
+def show_error(function):
+    try:
+        function()
+    except Exception as error:  # noqa: BLE001 (the page prints any error it meets)
+        message = f"{type(error).__name__}: {error}"
+        print(textwrap.fill(message, width=88, break_on_hyphens=False))
+    else:
+        print("no error")
+
+
+torch.manual_seed(0)
+model = ht.pretrained("simple_cnn-shapes").eval()  # the small CNN of chapter 4
+images = ht.make_shapes(4, split="test").images
+
+# %%
+# "element 0 of tensors does not require grad and does not have a grad_fn"
+# ------------------------------------------------------------------------
+#
+# A hand-written Grad-CAM records the activation with a forward hook and then
+# calls ``backward()`` on a class score. Here the forward pass runs inside
+# ``torch.no_grad()``, as inference code usually does:
+
+
+def grad_cam_under_no_grad():
+    saved = {}
+    handle = model.relu3.register_forward_hook(
+        lambda module, args, output: saved.update(activation=output)
+    )
+    try:
+        with torch.no_grad():
+            scores = model(images)
+        scores[:, 0].sum().backward()
+    finally:
+        handle.remove()
+
+
+show_error(grad_cam_under_no_grad)
+
+# %%
+# **Cause.** Under ``torch.no_grad()`` autograd records nothing, so the
+# scores have no ``grad_fn``: there is no graph to go backward through. The
+# forward hook still fired; a backward hook never could.
+#
+# **Fix.** Run the forward pass with gradients enabled (``torch.enable_grad()``
+# inside the ``no_grad`` block works too). The library's CAM methods do this
+# themselves, so they work inside ``torch.no_grad()``:
+
+with torch.no_grad():
+    maps = ht.GradCAM(model, "relu3")(images)
+print("maps:", tuple(maps.shape), "| hooks left:", ht.count_hooks(model).total)
+
+# %%
+# Under ``torch.inference_mode()`` gradients cannot be enabled again, so the
+# library refuses with a message that names the fix:
+
+with torch.inference_mode():
+    show_error(lambda: ht.GradCAM(model, "relu3")(images))
+
+# %%
+# "Output 0 of BackwardHookFunction is a view and is being modified inplace"
+# --------------------------------------------------------------------------
+#
+# A full backward hook on a layer whose output an in-place operation then
+# changes (torchvision's ResNets use ``nn.ReLU(inplace=True)``):
+
+net = nn.Sequential(nn.Conv2d(3, 4, 3), nn.ReLU(inplace=True))
+handle = net[0].register_full_backward_hook(lambda module, grad_input, grad_output: None)
+show_error(lambda: net(torch.randn(1, 3, 8, 8)))
+handle.remove()
+
+# %%
+# **Cause.** ``register_full_backward_hook`` wraps the module's output in a
+# special autograd function so that it can see the gradient; an in-place
+# operation on that wrapped output would bypass it, so PyTorch refuses, already
+# in the *forward* pass.
+#
+# **Fix.** Record the gradient with a tensor hook registered from a forward
+# hook (the pattern of :doc:`/auto_examples/03_tensor_hooks/plot_14_pitfalls`),
+# or make the ReLU out-of-place. ``hooks_tutorial.capture_gradients`` uses the
+# tensor hook:
+
+with ht.capture_gradients(net, ["0"]) as grads:
+    net(torch.randn(1, 3, 8, 8)).sum().backward()
+print("gradient of the conv output:", tuple(grads["0"].shape))
+print("hooks left:", ht.count_hooks(net).total)
+
+# %%
+# "Trying to backward through the graph a second time"
+# ----------------------------------------------------
+#
+# Two backward passes through one graph, as a loop that computes two
+# attribution maps from one forward pass would do:
+
+
+def backward_twice():
+    scores = model(images)
+    scores[:, 0].sum().backward()
+    scores[:, 1].sum().backward()
+
+
+show_error(backward_twice)
+model.zero_grad()
+
+# %%
+# **Cause.** To save memory, autograd frees the tensors a graph saved for its
+# backward pass as soon as that pass ends.
+#
+# **Fix.** Run the forward pass again for each backward pass (what the CAM
+# methods do for each call), or keep the graph with ``retain_graph=True`` on
+# all but the last backward pass, as here:
+
+scores = model(images)
+scores[:, 0].sum().backward(retain_graph=True)
+scores[:, 1].sum().backward()
+print("two backward passes through one graph with retain_graph=True: done")
+model.zero_grad()
+
+# %%
+# "Inference tensors cannot be saved for backward"
+# ------------------------------------------------
+#
+# A tensor created under ``torch.inference_mode()`` (for example, a batch
+# prepared by a data pipeline that uses it) then used in a computation that
+# autograd records:
+
+
+def inference_tensor_in_autograd():
+    with torch.inference_mode():
+        batch = torch.randn(2, 3)
+    layer = nn.Linear(3, 2)
+    layer(batch).sum().backward()
+
+
+show_error(inference_tensor_in_autograd)
+
+# %%
+# **Cause.** Inference tensors skip the bookkeeping (version counters) that
+# autograd needs for what it saves.
+#
+# **Fix.** Clone the tensor outside inference mode, or prepare data under
+# ``torch.no_grad()``, whose tensors are normal tensors:
+
+with torch.inference_mode():
+    batch = torch.randn(2, 3)
+layer = nn.Linear(3, 2)
+layer(batch.clone()).sum().backward()
+print("gradient of the layer's weight:", tuple(layer.weight.grad.shape))
+
+# %%
+# "cannot register a hook on a tensor that doesn't require gradient"
+# ------------------------------------------------------------------
+#
+# A tensor hook on the input images, to see the gradient that reaches them:
+
+show_error(lambda: images.register_hook(lambda grad: grad))
+
+# %%
+# **Cause.** A tensor hook fires when autograd computes that tensor's
+# gradient; a tensor that does not require grad never gets one.
+#
+# **Fix.** Ask for the gradient first:
+
+pixels = images.clone().requires_grad_(True)
+seen = []
+handle = pixels.register_hook(lambda grad: seen.append(tuple(grad.shape)))
+model(pixels)[:, 0].sum().backward()
+handle.remove()
+model.zero_grad()
+print("the hook saw a gradient of shape", seen[0])
+
+# %%
+# "one of the variables needed for gradient computation has been modified by an inplace operation"
+# ------------------------------------------------------------------------------------------------
+#
+# A hook (or any code) that edits, in place, a tensor that autograd saved:
+
+
+def edit_a_saved_tensor():
+    x = torch.randn(3, requires_grad=True)
+    y = x.sigmoid()  # sigmoid saves its output for the backward pass
+    y.mul_(2)  # ... which this in-place edit changes
+    y.sum().backward()
+
+
+show_error(edit_a_saved_tensor)
+
+# %%
+# **Cause.** Autograd counts the changes of every tensor it saved (its
+# *version*) and refuses to use one that changed since.
+#
+# **Fix.** Work on a copy (``y = y * 2``, or ``output.clone()`` in a hook that
+# edits what it returns):
+
+x = torch.randn(3, requires_grad=True)
+y = x.sigmoid() * 2
+y.sum().backward()
+print("x.grad:", x.grad)
+
+# %%
+# "Using a non-full backward hook when the forward contains multiple autograd Nodes is deprecated"
+# ------------------------------------------------------------------------------------------------
+#
+# This one is a warning, not an error. The old ``register_backward_hook`` on a
+# module whose forward pass runs several operations:
+
+block = nn.Sequential(nn.Linear(3, 3), nn.ReLU())
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    handle = block.register_backward_hook(lambda module, grad_input, grad_output: None)
+    block(torch.randn(2, 3, requires_grad=True)).sum().backward()
+    handle.remove()
+for warning in caught:
+    print(textwrap.fill(f"{warning.category.__name__}: {warning.message}", width=88))
+
+# %%
+# **Cause.** The old hook attaches to the *last* operation of the forward
+# pass only (here the ReLU), so its ``grad_input`` is not the gradient with
+# respect to the module's inputs. :doc:`/auto_examples/02_module_hooks/plot_07_backward_hooks`
+# shows the wrong numbers it gives.
+#
+# **Fix.** ``register_full_backward_hook``, which sees the gradient with
+# respect to the module's inputs. Not on the same module, though: the old hook
+# marked it for good, even after ``handle.remove()``:
+
+show_error(lambda: block.register_full_backward_hook(lambda module, grad_input, grad_output: None))
+
+# %%
+# A fresh module (or a model built again) takes the full hook, and nothing
+# warns:
+
+block = nn.Sequential(nn.Linear(3, 3), nn.ReLU())
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    handle = block.register_full_backward_hook(lambda module, grad_input, grad_output: None)
+    block(torch.randn(2, 3, requires_grad=True)).sum().backward()
+    handle.remove()
+print("warnings with the full backward hook:", len(caught))
+
+# %%
+# The library's own errors
+# ------------------------
+#
+# The library checks its arguments before it registers any hook, and each
+# message names the fix. A layer name with a typo:
+
+show_error(lambda: ht.GradCAM(model, "relu4"))
+
+# %%
+# A target class that the model does not have (it has five):
+
+show_error(lambda: ht.GradCAM(model, "relu3")(images, 7))
+
+# %%
+# A layer whose output is a sequence of tokens ``[B, tokens, channels]``, as
+# in a vision transformer, given to a CAM method without a
+# ``reshape_transform`` that turns the tokens back into a grid:
+
+
+class TinyTokenModel(nn.Module):
+    """Cuts the image into 16 patches of 16x16 pixels, one token each."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.patches = nn.Conv2d(3, 8, kernel_size=16, stride=16)
+        self.tokens = nn.Identity()  # the layer to explain: [B, 16, 8]
+        self.head = nn.Linear(8, 5)
+
+    def forward(self, x):
+        tokens = self.tokens(self.patches(x).flatten(2).transpose(1, 2))
+        return self.head(tokens.mean(dim=1))
+
+
+tokens_model = TinyTokenModel().eval()
+show_error(lambda: ht.GradCAM(tokens_model, "tokens")(images))
+
+# %%
+# **Fix**, as the message says: ``token_reshape_transform`` (see
+# :doc:`/auto_examples/04_grad_cam/plot_22_beyond_cnns`), here with no class
+# token in front of the 16 patch tokens:
+
+import functools
+
+to_grid = functools.partial(ht.token_reshape_transform, prefix_tokens=0)
+maps = ht.GradCAM(tokens_model, "tokens", reshape_transform=to_grid)(images)
+print("maps:", tuple(maps.shape), "| hooks left:", ht.count_hooks(tokens_model).total)
+
+# %%
+# Hooks that fail silently
+# ------------------------
+#
+# No message at all is the hardest case. Three common ones follow, each with
+# a counter that shows what happened.
+#
+# **A hook added after** ``torch.compile``. The compiled model keeps the trace
+# it made without the hook (``backend="eager"`` traces as the default backend
+# does, without generating code):
+
+torch.compiler.reset()
+calls = []
+small = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
+compiled = torch.compile(small, backend="eager")
+compiled(torch.randn(2, 4))
+handle = small[0].register_forward_hook(lambda module, args, output: calls.append("fired"))
+compiled(torch.randn(2, 4))
+print("hook added after compiling, calls of the compiled model:", len(calls))
+small(torch.randn(2, 4))
+print("after one call of the model itself:", len(calls))
+handle.remove()
+torch.compiler.reset()
+
+# %%
+# **Fix.** Register hooks before compiling, or call ``torch.compiler.reset()``
+# after adding one; :doc:`/auto_examples/03_tensor_hooks/plot_14_pitfalls`
+# shows which hooks compiled code keeps.
+#
+# **A hook on a module that the forward pass never calls.** This model keeps
+# an ``nn.ReLU`` as an attribute, but its ``forward`` calls
+# ``torch.relu`` instead, so a hook on ``model.act`` never fires:
+
+
+class FunctionalReLU(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = nn.Linear(4, 4)
+        self.act = nn.ReLU()  # registered, but never called
+
+    def forward(self, x):
+        return torch.relu(self.linear(x))
+
+
+calls = []
+functional = FunctionalReLU()
+handle = functional.act.register_forward_hook(lambda module, args, output: calls.append("fired"))
+functional(torch.randn(2, 4))
+handle.remove()
+print("hook on a module that forward never calls:", len(calls), "calls")
+
+# %%
+# **Fix.** Read the model's ``forward`` (or trace a call with
+# ``hooks_tutorial.trace``) and hook a module that it calls: here
+# ``functional.linear``.
+#
+# **A module called twice.** One ``nn.ReLU`` object used at two places of the
+# forward pass runs its hooks twice per call, and a hook that stores "the"
+# activation keeps the second one:
+
+
+class SharedReLU(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.first, self.second = nn.Linear(4, 8), nn.Linear(8, 2)
+        self.act = nn.ReLU()  # used after both layers
+
+    def forward(self, x):
+        return self.act(self.second(self.act(self.first(x))))
+
+
+shapes = []
+shared = SharedReLU()
+handle = shared.act.register_forward_hook(
+    lambda module, args, output: shapes.append(tuple(output.shape))
+)
+shared(torch.randn(3, 4))
+handle.remove()
+print("the shared ReLU's hook fired", len(shapes), "times, with outputs", shapes)
+
+# %%
+# **Fix.** Give each place its own module (``self.act1``, ``self.act2``), or
+# make the hook keep a list, as above. torchvision's ``BasicBlock`` calls its
+# ``relu`` twice, so a hook on ``resnet.layer4[1].relu`` fires twice per
+# image batch.
+
+# %%
+# Summary
+# -------
+#
+# - Gradients need a graph: ``no_grad`` and ``inference_mode`` stop it from
+#   being recorded, and a backward pass frees it unless asked not to.
+# - In-place operations clash with full backward hooks and with tensors that
+#   autograd saved: work on copies, or hook the tensor instead of the module.
+# - A hook that never fires or fires twice raises nothing: count its calls.
+#
+# Exercises
+# ---------
+#
+# 1. Call the library's ``GradCAM`` on ``model`` inside ``torch.no_grad()``
+#    and check that the model's parameters still have no ``.grad``.
+# 2. Put a forward hook on ``resnet.layer4[1].relu`` of a torchvision
+#    ``resnet18(weights=None)`` and count how often it fires for one batch.
+# 3. Which of the three silent cases does ``hooks_tutorial.trace``
+#    reveal? Trace one call of ``shared``.
+#
+# .. dropdown:: Solutions
+#
+#    .. code-block:: python
+#
+#       # 1. no .grad left on the parameters
+#       model.zero_grad(set_to_none=True)
+#       with torch.no_grad():
+#           ht.GradCAM(model, "relu3")(images)
+#       print("parameters with a .grad:", sum(p.grad is not None for p in model.parameters()))
+#
+#       # 2. BasicBlock calls its relu twice
+#       import torchvision
+#
+#       resnet = torchvision.models.resnet18(weights=None).eval()
+#       fired = []
+#       handle = resnet.layer4[1].relu.register_forward_hook(
+#           lambda module, args, output: fired.append(1)
+#       )
+#       with torch.no_grad():
+#           resnet(torch.randn(1, 3, 64, 64))
+#       handle.remove()
+#       print("layer4[1].relu fired", len(fired), "times")
+#
+#       # 3. the trace lists every module call, so the shared ReLU appears twice
+#       trace = ht.trace(shared, torch.randn(3, 4))
+#       print([row.name for row in trace.rows])
+#
+#    **Answers**
+#
+#    1. The call leaves 0 parameters with a ``.grad``: the library computes the
+#       gradient with respect to the activation only.
+#    2. The hook fires 2 times for one batch: ``BasicBlock.forward`` calls
+#       ``self.relu`` after its first convolution and again after the addition.
+#    3. The trace shows ``act`` twice, so it reveals the module called twice;
+#       a module that is never called is simply absent from it, and the
+#       compiled case does not show at all, because the trace runs the model
+#       itself.
