@@ -5,20 +5,20 @@ Error messages: causes and fixes
 ================================
 
 .. index::
-   element 0 of tensors does not require grad and does not have a grad_fn
-   Output 0 of BackwardHookFunction is a view and is being modified inplace
-   Trying to backward through the graph a second time
-   Inference tensors cannot be saved for backward
-   cannot register a hook on a tensor that doesn't require gradient
-   Using a non-full backward hook when the forward contains multiple autograd Nodes is deprecated
-   Cannot use both regular backward hooks and full backward hooks on a single Module
-   one of the variables needed for gradient computation has been modified by an inplace operation
-   GradCAM needs gradients
-   no submodule named
-   is out of range for a model with
-   CAM methods need a feature map
-   error message
-   报错信息
+   ! element 0 of tensors does not require grad and does not have a grad_fn
+   ! Output 0 of BackwardHookFunction is a view and is being modified inplace
+   ! Trying to backward through the graph a second time
+   ! Inference tensors cannot be saved for backward
+   ! cannot register a hook on a tensor that doesn't require gradient
+   ! Using a non-full backward hook when the forward contains multiple autograd Nodes is deprecated
+   ! Cannot use both regular backward hooks and full backward hooks on a single Module
+   ! one of the variables needed for gradient computation has been modified by an inplace operation
+   ! GradCAM needs gradients
+   ! no submodule named
+   ! is out of range for a model with
+   ! CAM methods need a feature map
+   ! error message
+   ! 报错信息
 
 You searched for an error message and landed here: good. Each section below
 starts with a message that learners meet when they use hooks or CAM methods,

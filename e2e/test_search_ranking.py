@@ -1,0 +1,105 @@
+"""Search finds the page that teaches a term: it is among the first three results.
+
+Sphinx's search ranks an exact index entry (score 100) above a title (15) and a
+full-text match (5), and orders equal scores alphabetically by title: without
+help, a term found on many pages lists them in alphabetical order. Each page
+therefore declares what it teaches with a ``.. index::`` directive (the English
+term, the API name and the Chinese term; index entries are not translated, so
+both sites have all of them), and this test runs the queries a learner types on
+the real search page of both sites, in Chromium, and reads the ranked results.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+
+M, T, G, R, P, E = (
+    "auto_examples/02_module_hooks/",
+    "auto_examples/03_tensor_hooks/",
+    "auto_examples/04_grad_cam/",
+    "auto_examples/05_real_models/",
+    "auto_examples/06_pytorch_uses_hooks/",
+    "auto_examples/08_troubleshooting/",
+)
+# (query, the page that teaches it)
+QUERIES = [
+    ("register_forward_hook", M + "plot_05_forward_hooks"),
+    ("register_full_backward_hook", M + "plot_07_backward_hooks"),
+    ("register_hook", T + "plot_10_tensor_hooks"),
+    ("saved_tensors_hooks", T + "plot_12_saved_tensor_hooks"),
+    ("remove", M + "plot_08_handles_and_leaks"),
+    ("remove hook", M + "plot_08_handles_and_leaks"),
+    ("Grad-CAM", G + "plot_16_gradcam_from_scratch"),
+    ("Score-CAM", G + "plot_18_cam_family"),
+    ("HiResCAM", G + "plot_18_cam_family"),
+    ("hook order", M + "plot_09_firing_order"),
+    ("in-place", T + "plot_14_pitfalls"),
+    ("pointing game", G + "plot_18b_measuring_cams"),
+    ("pruning", P + "plot_28_pruning"),
+    ("checkpoint", P + "plot_29_checkpointing"),
+    ("FSDP", P + "plot_30_distributed_data_parallel"),
+    ("钩子", M + "plot_05_forward_hooks"),
+    ("前向钩子", M + "plot_05_forward_hooks"),
+    ("反向钩子", M + "plot_07_backward_hooks"),
+    ("张量钩子", T + "plot_10_tensor_hooks"),
+    ("梯度", T + "plot_10_tensor_hooks"),
+    ("热力图", G + "plot_16_gradcam_from_scratch"),
+    ("剪枝", P + "plot_28_pruning"),
+    ("注意力", R + "plot_26_vit_attention"),
+    ("检查点", P + "plot_29_checkpointing"),
+]
+# the start of an error message finds the error-message page first
+ERRORS = [
+    "element 0 of tensors does not require grad",
+    "Output 0 of BackwardHookFunction is a view",
+    "Trying to backward through the graph a second time",
+    "Inference tensors cannot be saved for backward",
+    "cannot register a hook on a tensor that doesn't require gradient",
+    "Using a non-full backward hook when the forward contains multiple autograd Nodes",
+]
+ERROR_PAGE = E + "plot_40_error_messages"
+
+
+def ranked_results(open_page: Callable[..., Any], language: str, query: str) -> list[str]:
+    """The result pages of the site's search page for ``query``, best first."""
+    page, record, _ = open_page(f"{language}/search.html?q={quote(query)}")
+    page.wait_for_function(
+        "() => { const s = document.querySelector('#search-results p.search-summary');"
+        " return s && s.innerText.trim().length > 0; }"
+    )
+    hrefs = page.eval_on_selector_all(
+        "#search-results ul.search li a", "els => els.map(a => a.getAttribute('href'))"
+    )
+    assert not record.problems()
+    pages: list[str] = []
+    for href in hrefs:
+        name = re.sub(r"\.html.*$", "", href)
+        if name not in pages:
+            pages.append(name)
+    return pages
+
+
+@pytest.mark.parametrize("language", ["en", "zh_CN"])
+@pytest.mark.parametrize(("query", "teacher"), QUERIES)
+def test_the_page_that_teaches_a_term_is_in_the_top_three(
+    open_page: Callable[..., Any], stats: Any, language: str, query: str, teacher: str
+) -> None:
+    pages = ranked_results(open_page, language, query)
+    stats.notes.append(
+        f"search {language} {query!r}: {teacher} at {pages.index(teacher) + 1 if teacher in pages else '-'}"
+    )
+    assert teacher in pages[:3], f"{query!r} ({language}): top 3 are {pages[:3]}"
+
+
+@pytest.mark.parametrize("language", ["en", "zh_CN"])
+@pytest.mark.parametrize("message", ERRORS)
+def test_an_error_message_finds_the_error_page_first(
+    open_page: Callable[..., Any], language: str, message: str
+) -> None:
+    pages = ranked_results(open_page, language, message)
+    assert pages[:1] == [ERROR_PAGE], f"{message!r} ({language}): results {pages[:3]}"
