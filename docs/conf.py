@@ -15,6 +15,8 @@ else:  # pragma: no cover - the docs group installs tomli there
 HERE = Path(__file__).parent.resolve()
 sys.path.insert(0, str(HERE / "_ext"))
 
+from figures import WebFigures  # docs/_ext, put on the path just above
+
 # The repository's address: one setting, in pyproject.toml ([project.urls] Source);
 # the edit links, the notebooks' install cell and the install commands use it.
 PYPROJECT = tomllib.loads((HERE.parent / "pyproject.toml").read_text(encoding="utf-8"))
@@ -49,6 +51,9 @@ extensions = [
     "notfound.extension",
     "bilingual",  # docs/_ext/bilingual.py: switcher, site URLs, zh search fix, zh downloads
     "notebooks",  # docs/_ext/notebooks.py: notebook prose as Markdown (pandoc)
+    "figures",  # docs/_ext/figures.py: WebP figures at the shown size; img width/height
+    "provenance",  # docs/_ext/provenance.py: each page's versions, run time and memory
+    "api_examples",  # docs/_ext/api_examples.py: API pages list the tutorials that use them
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
@@ -128,9 +133,18 @@ sphinx_gallery_conf = {
     "reference_url": {"hooks_tutorial": None},
     "capture_repr": ("_repr_html_", "__repr__"),
     "matplotlib_animations": False,
+    # figures as WebP, at most 800 px wide at 1x, plus a 2x variant for dense screens
+    "image_scrapers": (WebFigures(),),
+    "image_srcset": ["2x"],
     "only_warn_on_example_error": False,
     "abort_on_example_error": False,
-    "reset_modules": ("matplotlib", "bilingual.reset_torch", "bilingual.freeze_survivors"),
+    "reset_modules": (
+        "matplotlib",
+        "bilingual.reset_torch",
+        "bilingual.freeze_survivors",
+        "provenance.record",  # before and after each example: time, memory, versions
+    ),
+    "reset_modules_order": "both",
     "plot_gallery": "True",
     "default_thumb_file": str(HERE / "_static" / "thumb.png"),
     # every notebook starts with the install it needs, commented out: harmless
@@ -149,6 +163,7 @@ html_theme = "pydata_sphinx_theme"
 html_title = "hooks-tutorial"
 html_static_path = ["_static"]
 html_css_files = ["custom.css"]
+html_favicon = "_static/favicon.svg"
 html_baseurl = "https://hooks-tutorial.readthedocs.io/"
 html_last_updated_fmt = None
 html_show_sourcelink = False

@@ -1,0 +1,36 @@
+"""Each tutorial page says what its outputs ran on, in its language (docs/_ext/provenance.py)."""
+
+from __future__ import annotations
+
+import platform
+import re
+
+import pytest
+import torch
+import torchvision
+from sitecheck import EXAMPLES, html, prose
+
+PAGES = sorted(p.stem.split("_")[1] for p in EXAMPLES.glob("*/plot_*.py"))
+SENTENCE = {
+    "en": r"This page's outputs come from a run with Python (\S+), torch (\S+) and "
+    r"torchvision (\S+): ([\d.]+) s, peak memory (\d+) MiB above the build's baseline\.",
+    "zh_CN": r"本页的输出来自一次运行：Python (\S+)、torch (\S+)、torchvision (\S+)，"
+    r"用时 ([\d.]+) 秒，峰值内存比构建进程的基线多 (\d+) MiB。",
+}
+
+
+@pytest.mark.parametrize("language", ["en", "zh_CN"])
+@pytest.mark.parametrize("page", PAGES)
+def test_page_states_versions_run_time_and_memory(page: str, language: str) -> None:
+    found = re.search(SENTENCE[language], prose(page, language))
+    assert found, f"page {page} ({language}) has no provenance line"
+    python, torch_version, torchvision_version, seconds, _mib = found.groups()
+    # the build that made the site ran the examples with this interpreter and these packages
+    assert (python, torch_version, torchvision_version) == (
+        platform.python_version(),
+        torch.__version__,
+        torchvision.__version__,
+    )
+    assert float(seconds) > 0
+    # above the download buttons, once
+    assert html(page, language).count('class="provenance"') == 1
