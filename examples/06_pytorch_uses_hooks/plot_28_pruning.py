@@ -115,7 +115,7 @@ print("all nonzero elsewhere:", bool((layer.weight_orig.grad[~pruned] != 0).all(
 
 optimizer = torch.optim.SGD(layer.parameters(), lr=0.1, momentum=0.9, weight_decay=0.1)
 orig_before = layer.weight_orig.detach().clone()
-for step in range(3):
+for _ in range(3):
     optimizer.zero_grad()
     layer(torch.randn(8, 4)).sum().backward()
     optimizer.step()
