@@ -32,7 +32,8 @@ and :doc:`/auto_examples/02_module_hooks/plot_08_handles_and_leaks`.
 #
 # A small linear layer, before and after pruning half of its weights (those
 # with the smallest absolute value). :obj:`hooks_tutorial.count_hooks` lists
-# the hooks on every module.
+# the hooks on every module, one column per kind (``params`` counts the
+# gradient hooks on the module's parameters).
 
 import torch
 from torch import nn

@@ -130,9 +130,10 @@ for name, count in early_stop_calls.items():
 #
 # A hook on the first linear layer that *appends* each activation to a list
 # collects two per training step. The recomputed activation has the same
-# values (the operations are deterministic), so a hook that *stores under a
-# key*, overwriting, is unaffected. Write checkpoint-safe hooks that way:
-# idempotent.
+# values (the operations are deterministic, and ``checkpoint`` restores the
+# random-number state before the rerun, so even dropout would draw the same
+# mask), so a hook that *stores under a key*, overwriting, is unaffected.
+# Write checkpoint-safe hooks that way: idempotent.
 
 appended = []
 stored = {}
@@ -373,7 +374,8 @@ plt.show()
 # - Pass ``use_reentrant=False``: the older mode runs the first forward pass
 #   without gradients, and a hook that registers a tensor hook fails there.
 # - Counted with a saved-tensor hook, checkpointing kept a fraction of the
-#   bytes that the plain model saves for the backward pass.
+#   bytes that the plain model saves for the backward pass, and paid with
+#   half a forward pass of extra compute.
 # - Checkpointing is built on saved-tensor hooks, and so is offloading:
 #   ``save_on_cpu`` moves saved tensors to CPU memory, and a pack hook can
 #   just as well write them to disk.

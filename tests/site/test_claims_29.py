@@ -50,6 +50,21 @@ def test_side_effects_happen_twice() -> None:
     assert "recomputed equals original: True" in printed
 
 
+def test_checkpoint_restores_the_random_state() -> None:
+    # "checkpoint restores the random-number state before the rerun, so even dropout
+    # would draw the same mask" (and without preserve_rng_state it would not)
+    torch.manual_seed(0)
+    block = nn.Sequential(nn.Linear(8, 16), nn.Dropout(0.5), nn.Linear(16, 8))
+    x = torch.randn(4, 8, requires_grad=True)
+    for preserve, same in ((True, True), (False, False)):
+        masks: list[torch.Tensor] = []
+        keep = masks.append
+        with block[1].register_forward_hook(lambda m, a, out, keep=keep: keep(out.detach())):
+            checkpoint(block, x, use_reentrant=False, preserve_rng_state=preserve).sum().backward()
+        assert len(masks) == 2
+        assert torch.equal(masks[0], masks[1]) is same
+
+
 def test_use_reentrant() -> None:
     printed = outputs(PAGE)
     # "a hook cannot attach a tensor hook to the output" (reentrant), newer mode works
