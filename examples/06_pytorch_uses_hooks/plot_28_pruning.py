@@ -260,6 +260,7 @@ print("parameters:", [name for name, _ in param_layer.named_parameters()])
 #       print(f"fraction of zeros: {(twice.weight == 0).float().mean():.2f}")
 #       print("hooks:", ht.count_hooks(twice).total)
 #       print([type(hook).__name__ for hook in twice._forward_pre_hooks.values()])
+#       prune.remove(twice, "weight")  # done with this layer: keep the zeros, drop the hook
 #
 #       # 2. one forward pre-hook per pruned module; global pruning ranks
 #       #    the 48 weights of both layers together
@@ -277,6 +278,8 @@ print("parameters:", [name for name, _ in param_layer.named_parameters()])
 #       for name, weight in zip(("0", "2"), weights):
 #           zeros = int((weight == 0).sum())
 #           print(f"layer {name}: {zeros} of {weight.numel()} zero ({zeros / weight.numel():.2f})")
+#       for module in (model[0], model[2]):
+#           prune.remove(module, "weight")
 #
 #       # 3. the output ignores weight_orig, and the second backward fails
 #       handle.remove()
