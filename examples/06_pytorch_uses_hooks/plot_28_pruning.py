@@ -17,7 +17,8 @@ which do the same job without any hook.
 - which hook ``prune.l1_unstructured`` registers, and how to find it with
   :obj:`hooks_tutorial.count_hooks`;
 - how ``weight = weight_orig * weight_mask`` is recomputed before each
-  forward pass, and what that means for the gradients;
+  forward pass, and why pruned weights stay zero although the optimizer
+  still moves ``weight_orig``;
 - how ``prune.remove`` makes the pruning permanent and removes the hook;
 - how ``torch.nn.utils.parametrize`` does the same without a hook.
 
@@ -31,7 +32,8 @@ and :doc:`/auto_examples/02_module_hooks/plot_08_handles_and_leaks`.
 #
 # A small linear layer, before and after pruning half of its weights (those
 # with the smallest absolute value). :obj:`hooks_tutorial.count_hooks` lists
-# the hooks on every module.
+# the hooks on every module, one column per kind (``params`` counts the
+# gradient hooks on the module's parameters).
 
 import torch
 from torch import nn
@@ -94,14 +96,41 @@ layer(torch.randn(2, 4))  # the pre-hook fires here
 print("in sync after a forward pass:", in_sync())
 
 # %%
+# Why pruned weights stay zero
+# ----------------------------
+#
 # Because ``weight`` is computed as ``weight_orig * weight_mask`` inside the
 # graph, the gradient that reaches ``weight_orig`` is zero wherever the mask
-# is zero: pruned weights receive no update, and stay pruned.
+# is zero.
 
 layer(torch.randn(8, 4)).sum().backward()
 pruned = layer.weight_mask == 0
 print("gradient zero at all pruned positions:", bool((layer.weight_orig.grad[pruned] == 0).all()))
 print("all nonzero elsewhere:", bool((layer.weight_orig.grad[~pruned] != 0).all()))
+
+# %%
+# A zero gradient does not freeze a weight, though
+# (:doc:`/auto_examples/03_tensor_hooks/plot_11_parameter_hooks`): weight
+# decay adds ``weight_decay * p`` to every gradient, and momentum keeps
+# moving what earlier steps moved. Three optimizer steps with both:
+
+optimizer = torch.optim.SGD(layer.parameters(), lr=0.1, momentum=0.9, weight_decay=0.1)
+orig_before = layer.weight_orig.detach().clone()
+for _ in range(3):
+    optimizer.zero_grad()
+    layer(torch.randn(8, 4)).sum().backward()
+    optimizer.step()
+moved = (layer.weight_orig.detach() - orig_before)[pruned].abs()
+print(f"weight_orig moved at all pruned positions: {bool((moved > 0).all())}")
+print(f"largest move at a pruned position: {moved.max():.3f}")
+layer(torch.randn(1, 4))  # the pre-hook applies the mask again
+print("weight still zero at all pruned positions:", bool((layer.weight[pruned] == 0).all()))
+
+# %%
+# So the optimizer does update ``weight_orig`` at the pruned positions; what
+# keeps them pruned is the mask, which the pre-hook applies again before
+# every forward pass. The same holds for momentum left over from training
+# before pruning, when these weights still had gradients.
 
 # %%
 # The same idea in plain PyTorch
@@ -194,7 +223,9 @@ print("parameters:", [name for name, _ in param_layer.named_parameters()])
 # - ``weight_orig`` is the trained parameter and ``weight_mask`` a buffer;
 #   ``weight`` is a plain tensor, out of date between an optimizer step and
 #   the next forward pass.
-# - Pruned positions get a zero gradient, so they stay pruned.
+# - Pruned positions get a zero gradient, but weight decay and momentum
+#   still move ``weight_orig`` there; they stay zero in ``weight`` because
+#   the pre-hook applies the mask before every forward pass.
 # - ``prune.remove`` keeps the zeros and removes the hook, the mask and
 #   ``weight_orig``.
 # - ``parametrize`` reaches the same result without a hook: ``weight`` becomes
@@ -210,25 +241,30 @@ print("parameters:", [name for name, _ in param_layer.named_parameters()])
 #    ``nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))`` together with
 #    ``prune.global_unstructured``. How many hooks are registered, and on which
 #    modules?
-# 3. Remove ``my_layer``'s hook with ``handle.remove()``, change
-#    ``my_layer.weight_orig`` and call the layer. Does the output still use
-#    the mask?
+# 3. Remove ``my_layer``'s hook with ``handle.remove()``, call the layer on
+#    an input ``x``, add 1 to ``my_layer.weight_orig`` and call it on ``x``
+#    again. Does the output change? Then call ``.sum().backward()`` on both
+#    outputs, one after the other: what happens?
 #
 # .. dropdown:: Solutions
 #
 #    .. code-block:: python
 #
-#       # 1. one hook: the second call wraps both methods in a PruningContainer;
-#       #    0.5 of the remaining half is pruned, so 75% of the weights are zero
-#       layer = nn.Linear(4, 3)
-#       prune.l1_unstructured(layer, "weight", amount=0.5)
-#       prune.l1_unstructured(layer, "weight", amount=0.5)
-#       print(ht.count_hooks(layer).total)  # 1
-#       print(list(layer._forward_pre_hooks.values()))  # [PruningContainer]
-#       print((layer.weight == 0).float().mean())  # tensor(0.7500)
+#       # 1. one hook, a PruningContainer that holds both methods
+#       torch.manual_seed(0)
+#       twice = nn.Linear(4, 3)
+#       for call in ("first", "second"):
+#           prune.l1_unstructured(twice, "weight", amount=0.5)
+#           zeros = int((twice.weight == 0).sum())
+#           print(f"zeros after the {call} pruning: {zeros} of {twice.weight.numel()}")
+#       print(f"fraction of zeros: {(twice.weight == 0).float().mean():.2f}")
+#       print("hooks:", ht.count_hooks(twice).total)
+#       print([type(hook).__name__ for hook in twice._forward_pre_hooks.values()])
+#       prune.remove(twice, "weight")  # done with this layer: keep the zeros, drop the hook
 #
-#       # 2. one forward pre-hook per pruned parameter: one on module "0",
-#       #    one on module "2"
+#       # 2. one forward pre-hook per pruned module; global pruning ranks
+#       #    the 48 weights of both layers together
+#       torch.manual_seed(0)
 #       model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
 #       prune.global_unstructured(
 #           [(model[0], "weight"), (model[2], "weight")],
@@ -236,12 +272,48 @@ print("parameters:", [name for name, _ in param_layer.named_parameters()])
 #           amount=0.3,
 #       )
 #       print(ht.count_hooks(model))
+#       weights = [model[0].weight, model[2].weight]
+#       zeros = sum(int((w == 0).sum()) for w in weights)
+#       print("zeros in total:", zeros, "of", sum(w.numel() for w in weights))
+#       for name, weight in zip(("0", "2"), weights):
+#           zeros = int((weight == 0).sum())
+#           print(f"layer {name}: {zeros} of {weight.numel()} zero ({zeros / weight.numel():.2f})")
+#       for module in (model[0], model[2]):
+#           prune.remove(module, "weight")
 #
-#       # 3. no: without the hook, nothing recomputes weight, so the layer
-#       #    keeps using the last masked weight (and ignores weight_orig)
+#       # 3. the output ignores weight_orig, and the second backward fails
 #       handle.remove()
+#       x = torch.randn(2, 4)
+#       before = my_layer(x)
 #       with torch.no_grad():
 #           my_layer.weight_orig.add_(1.0)
-#       x = torch.randn(1, 4)
-#       print(torch.allclose(my_layer(x), x @ my_layer.weight.T + my_layer.bias))  # True
-#       print(torch.equal(my_layer.weight, my_layer.weight_orig * my_layer.weight_mask))  # False
+#       after = my_layer(x)
+#       print("output changed by:", (after - before).abs().max().item())
+#       same = torch.equal(my_layer.weight, my_layer.weight_orig * my_layer.weight_mask)
+#       print("weight equals weight_orig * weight_mask:", same)
+#       before.sum().backward()
+#       try:
+#           after.sum().backward()
+#       except RuntimeError as error:
+#           print("RuntimeError:", str(error).split(" (")[0])
+#
+#    **Answers**
+#
+#    1. One hook: ``count_hooks`` reports 1. The second call adds no second
+#       hook; it replaces the first method with a ``PruningContainer`` that
+#       holds both. The second pruning takes half of the weights that are
+#       still nonzero, so the zeros go from 6 to 9 of 12, a fraction of 0.75:
+#       pruning twice by half does not prune everything.
+#    2. Two hooks, one forward pre-hook on each pruned module (``"0"`` and
+#       ``"2"``); the ReLU gets none. Global pruning ranks the 48 weights of
+#       both layers together and zeroes the 14 smallest, wherever they are:
+#       here 10 of 32 in the first layer and 4 of 16 in the second (0.31 and
+#       0.25), not the same fraction in each.
+#    3. No: the output changed by 0.0. Without the hook nothing recomputes
+#       ``weight``: the layer keeps using the last tensor the hook computed,
+#       which still has the mask's zeros but ignores every change to
+#       ``weight_orig``. Training breaks too: that old tensor carries the
+#       graph of the multiplication that made it, so the second backward
+#       raises ``RuntimeError: Trying to backward through the graph a second
+#       time``. The pre-hook is what gives every forward pass a fresh
+#       ``weight`` and a fresh graph.

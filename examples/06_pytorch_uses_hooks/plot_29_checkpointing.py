@@ -104,12 +104,13 @@ early_stop_pre_calls = dict(pre_calls)
 # During the backward pass, each checkpointed block ran its forward pass
 # again, and its forward hooks fired again. But not all of them: the
 # recomputation stops as soon as it has rebuilt every tensor the backward
-# pass needs ("early stop"). The last tensor a block's backward pass needs is
-# the ReLU's output, saved by the matrix product of the block's second linear
-# layer: the rerun is aborted inside that layer's call, before it returns.
-# So that layer's forward *pre*-hooks fire twice, but its forward hooks only
-# once. ``set_checkpoint_early_stop(False)`` turns this off, and then every
-# layer runs twice.
+# pass needs ("early stop"). The last tensors a block saved are the inputs of
+# the matrix product in its second linear layer (the ReLU's output and the
+# weight): the rerun is aborted as soon as that product saves them again,
+# inside the layer's call, before it returns. So that layer's forward
+# *pre*-hooks fire twice, but its forward hooks only once.
+# ``set_checkpoint_early_stop(False)`` turns this off, and then every layer
+# runs twice.
 
 from torch.utils.checkpoint import set_checkpoint_early_stop
 
@@ -121,15 +122,18 @@ for name, count in early_stop_calls.items():
     print(f"{name:10} {early_stop_pre_calls[name]:>15} {count:>11} {calls[name]:>27}")
 
 # %%
-# A hook that counts batches now counts some of them twice.
+# A hook that counts batches now counts each batch twice or once, depending
+# on the layer it sits on.
 #
 # Side effects happen twice
 # -------------------------
 #
 # A hook on the first linear layer that *appends* each activation to a list
-# collects two per training step. The recomputed activation has the same values (the ops are deterministic), so
-# a hook that *stores under a key*, overwriting, is unaffected. Write
-# checkpoint-safe hooks that way: idempotent.
+# collects two per training step. The recomputed activation has the same
+# values (the operations are deterministic, and ``checkpoint`` restores the
+# random-number state before the rerun, so even dropout would draw the same
+# mask), so a hook that *stores under a key*, overwriting, is unaffected.
+# Write checkpoint-safe hooks that way: idempotent.
 
 appended = []
 stored = {}
@@ -292,18 +296,62 @@ print(
 # offloading hook skips parameters and small tensors, and copies in the
 # background. The principle stays the same two functions.
 #
-# The trade-off in one figure: checkpointing keeps fewer bytes for the
-# backward pass, and pays with a second forward call for most layers.
+# The price: a second forward call
+# --------------------------------
+#
+# What does the second forward call cost? ``FlopCounterMode`` from
+# ``torch.utils.flop_counter`` counts the floating-point operations of the
+# matrix products (the bulk of the work here) that run inside it: the
+# backward pass of the checkpointed model against the plain one, and one
+# forward pass for scale.
 
-fig, (ax_memory, ax_calls) = plt.subplots(1, 2, figsize=(9, 3.6))
+from torch.utils.flop_counter import FlopCounterMode
+
+
+def flops(run):
+    with FlopCounterMode(display=False) as counter:
+        run()
+    return counter.get_total_flops()
+
+
+backward_flops = {}
+for use_checkpoint in (False, True):
+    model.use_checkpoint = use_checkpoint
+    loss = model(inputs)
+    backward_flops[use_checkpoint] = flops(loss.backward)
+forward_flops = flops(lambda: model(inputs))
+recompute_flops = backward_flops[True] - backward_flops[False]
+print(f"one forward pass:                  {forward_flops:>10} FLOPs")
+print(f"backward pass without checkpoint:  {backward_flops[False]:>10} FLOPs")
+print(f"backward pass with checkpoint:     {backward_flops[True]:>10} FLOPs")
+print(f"recomputation: {recompute_flops / forward_flops:.2f} of a forward pass")
+
+# %%
+# The recomputation costs half a forward pass, not a whole one: the first
+# linear layer of each block runs again, and the second is stopped before
+# its matrix product. The trade-off in one figure: activation
+# checkpointing keeps fewer bytes for the backward pass, and pays with a
+# second forward call for half of the layers.
+
+fig, (ax_memory, ax_flops, ax_calls) = plt.subplots(
+    1, 3, figsize=(11, 3.6), width_ratios=[1, 1, 1.6]
+)
 labels = ["no checkpoint", "checkpoint"]
-ax_memory.bar(labels, [saved[False][0] / 1024, saved[True][0] / 1024], color=["#3b528b", "#5ec962"])
+colors = ["#3b528b", "#5ec962"]
+ax_memory.bar(labels, [saved[False][0] / 1024, saved[True][0] / 1024], color=colors)
 ax_memory.set_ylabel("KiB kept for backward")
 ax_memory.set_title("Memory kept for the backward pass")
+ax_flops.bar(
+    labels,
+    [(forward_flops + backward_flops[c]) / 1e6 for c in (False, True)],
+    color=colors,
+)
+ax_flops.set_ylabel("MFLOPs (matrix products)")
+ax_flops.set_title("Compute per training step")
 layer_names = list(early_stop_calls)
 positions = range(len(layer_names))
-ax_calls.bar([p - 0.2 for p in positions], [1] * len(layer_names), 0.4, color="#3b528b")
-ax_calls.bar([p + 0.2 for p in positions], list(early_stop_calls.values()), 0.4, color="#5ec962")
+ax_calls.bar([p - 0.2 for p in positions], [1] * len(layer_names), 0.4, color=colors[0])
+ax_calls.bar([p + 0.2 for p in positions], list(early_stop_calls.values()), 0.4, color=colors[1])
 ax_calls.set_xticks(list(positions), layer_names, rotation=45)
 ax_calls.set_ylabel("forward hook calls")
 ax_calls.set_yticks([0, 1, 2])
@@ -326,7 +374,8 @@ plt.show()
 # - Pass ``use_reentrant=False``: the older mode runs the first forward pass
 #   without gradients, and a hook that registers a tensor hook fails there.
 # - Counted with a saved-tensor hook, checkpointing kept a fraction of the
-#   bytes that the plain model saves for the backward pass.
+#   bytes that the plain model saves for the backward pass, and paid with
+#   half a forward pass of extra compute.
 # - Checkpointing is built on saved-tensor hooks, and so is offloading:
 #   ``save_on_cpu`` moves saved tensors to CPU memory, and a pack hook can
 #   just as well write them to disk.
@@ -348,14 +397,13 @@ plt.show()
 #
 #    .. code-block:: python
 #
-#       # 1. once: without gradients there is no backward pass to recompute for
+#       # 1. once: under no_grad nothing is saved, so nothing is recomputed
 #       calls.clear()
 #       with torch.no_grad(), model.blocks[0][0].register_forward_hook(count_call):
 #           checkpoint(model.blocks[0], inputs, use_reentrant=False)
-#       print(sum(calls.values()))  # 1
+#       print("forward hook calls:", sum(calls.values()))
 #
-#       # 2. between the two: two blocks keep everything, two keep only
-#       #    their input: 393216 bytes, against 655360 and 131072
+#       # 2. blocks 1 and 3 checkpointed, blocks 0 and 2 plain
 #       class HalfCheckpointed(Net):
 #           def forward(self, x):
 #               for i, block in enumerate(self.blocks):
@@ -364,11 +412,11 @@ plt.show()
 #
 #       half = HalfCheckpointed(use_checkpoint=True)
 #       saved_bytes, tensors = bytes_saved_for_backward(half)
-#       print(f"{saved_bytes} bytes in {tensors} tensors")
+#       print(f"every second block: {saved_bytes} bytes in {tensors} tensors")
+#       print(f"no block:           {saved[False][0]} bytes in {saved[False][1]} tensors")
+#       print(f"every block:        {saved[True][0]} bytes in {saved[True][1]} tensors")
 #
-#       # 3. blocks.0.0, blocks.0.2 and blocks.1.0: the last segment (blocks 2
-#       #    and 3) is not checkpointed, and in the first segment the early stop
-#       #    spares the last layer, blocks.1.2
+#       # 3. the last segment is not checkpointed; the early stop spares blocks.1.2
 #       from torch.utils.checkpoint import checkpoint_sequential
 #
 #       sequential = nn.Sequential(*model.blocks)
@@ -376,6 +424,23 @@ plt.show()
 #       hooks = [layer.register_forward_hook(count_call)
 #                for block in sequential for layer in block if isinstance(layer, nn.Linear)]
 #       checkpoint_sequential(sequential, 2, inputs, use_reentrant=False).sum().backward()
-#       print(calls)
 #       for hook in hooks:
 #           hook.remove()
+#       print("twice:", [name for name, n in calls.items() if n == 2])
+#       print("once: ", [name for name, n in calls.items() if n == 1])
+#
+#    **Answers**
+#
+#    1. Once: the forward hook fired 1 time. Under ``torch.no_grad()``
+#       autograd saves no tensor for a backward pass, so there is nothing to
+#       recompute, and ``checkpoint`` simply runs the block.
+#    2. 393216 bytes in 6 tensors, between the 131072 bytes (4 tensors) of
+#       the fully checkpointed model and the 655360 bytes (8 tensors) of the
+#       plain one: each of the two plain blocks keeps its input and its
+#       hidden activation, each of the two checkpointed blocks only its
+#       input.
+#    3. ``blocks.0.0``, ``blocks.0.2`` and ``blocks.1.0`` fire twice, the
+#       other five layers once. ``checkpoint_sequential`` checkpoints every
+#       segment but the last, which the backward pass needs first anyway
+#       (the last two blocks), and in the first segment the early stop
+#       spares the last linear layer, ``blocks.1.2``.

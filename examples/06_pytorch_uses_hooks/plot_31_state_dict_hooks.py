@@ -105,8 +105,10 @@ print("keys in the old checkpoint now:", list(checkpoint))
 # %%
 # ``load_state_dict`` hands the hook a shallow copy of the checkpoint, so the
 # renaming does not touch the caller's dictionary. Note also what
-# :obj:`hooks_tutorial.count_hooks` reports: it counts forward and backward
-# hooks only. State-dict hooks live in their own dictionaries, such as
+# :obj:`hooks_tutorial.count_hooks` reports: it counts the module hooks of
+# the forward and backward passes (forward, forward pre-, backward and
+# backward pre-hooks) and the gradient hooks on parameters, but not
+# state-dict hooks. Those live in their own dictionaries, such as
 # ``_load_state_dict_pre_hooks``, and are removed with their handle as usual.
 
 print("count_hooks:", ht.count_hooks(new_model))
@@ -140,7 +142,7 @@ with new_model.register_state_dict_post_hook(return_the_dict):
     except RuntimeError as error:
         print("RuntimeError:", error)
 
-new_model.register_state_dict_post_hook(add_format_version)
+stamp = new_model.register_state_dict_post_hook(add_format_version)
 buffer = io.BytesIO()
 torch.save(new_model.state_dict(), buffer)
 buffer.seek(0)
@@ -172,7 +174,7 @@ def upgrade_old_checkpoints(
 
 
 handle.remove()
-new_model.register_load_state_dict_pre_hook(upgrade_old_checkpoints)
+upgrade = new_model.register_load_state_dict_pre_hook(upgrade_old_checkpoints)
 print("old checkpoint:", new_model.load_state_dict(checkpoint))
 print("new checkpoint:", new_model.load_state_dict(new_checkpoint))
 
@@ -195,8 +197,8 @@ print("new checkpoint:", new_model.load_state_dict(new_checkpoint))
 # - ``register_load_state_dict_post_hook(hook(optimizer))``, after loading.
 #
 # A common use: resume training from a checkpoint with a new learning rate.
-# The save post-hook records the learning rate, the load pre-hook replaces it
-# before the optimizer reads it.
+# The save post-hook shows the learning rate it saves, the load pre-hook
+# replaces it before the optimizer reads it.
 
 optimizer = torch.optim.SGD(new_model.parameters(), lr=0.1, momentum=0.9)
 new_model(x).sum().backward()
@@ -211,22 +213,27 @@ def after_saving(optimizer, state_dict):
     print("  state_dict post-hook: learning rate", state_dict["param_groups"][0]["lr"])
 
 
+NEW_LEARNING_RATE = 0.01
+
+
 def new_learning_rate(optimizer, state_dict):
-    print("  load pre-hook: learning rate 0.1 -> 0.01")
-    state_dict = {**state_dict, "param_groups": [dict(g) for g in state_dict["param_groups"]]}
-    for group in state_dict["param_groups"]:
-        group["lr"] = 0.01
-    return state_dict
+    groups = [dict(group) for group in state_dict["param_groups"]]  # copies
+    print(f"  load pre-hook: learning rate {groups[0]['lr']} -> {NEW_LEARNING_RATE}")
+    for group in groups:
+        group["lr"] = NEW_LEARNING_RATE
+    return {**state_dict, "param_groups": groups}
 
 
 def after_loading(optimizer):
     print("  load post-hook: momentum buffers restored:", len(optimizer.state))
 
 
-optimizer.register_state_dict_pre_hook(before_saving)
-optimizer.register_state_dict_post_hook(after_saving)
-optimizer.register_load_state_dict_pre_hook(new_learning_rate)
-optimizer.register_load_state_dict_post_hook(after_loading)
+optimizer_handles = [
+    optimizer.register_state_dict_pre_hook(before_saving),
+    optimizer.register_state_dict_post_hook(after_saving),
+    optimizer.register_load_state_dict_pre_hook(new_learning_rate),
+    optimizer.register_load_state_dict_post_hook(after_loading),
+]
 
 print("saving:")
 optimizer_state = optimizer.state_dict()
@@ -234,6 +241,28 @@ print("loading:")
 optimizer.load_state_dict(optimizer_state)
 print("learning rate after loading:", optimizer.param_groups[0]["lr"])
 print("saved learning rate unchanged:", optimizer_state["param_groups"][0]["lr"])
+
+# %%
+# State-dict hooks are hooks like any other: when the job is done, remove
+# them with their handles, so that the next ``state_dict()`` or
+# ``load_state_dict()`` runs plain.
+
+for handle in [stamp, upgrade, *optimizer_handles]:
+    handle.remove()
+model_hooks = (
+    new_model._state_dict_pre_hooks,
+    new_model._state_dict_hooks,
+    new_model._load_state_dict_pre_hooks,
+    new_model._load_state_dict_post_hooks,
+)
+optimizer_hooks = (
+    optimizer._optimizer_state_dict_pre_hooks,
+    optimizer._optimizer_state_dict_post_hooks,
+    optimizer._optimizer_load_state_dict_pre_hooks,
+    optimizer._optimizer_load_state_dict_post_hooks,
+)
+print("state-dict hooks left on the model:", sum(len(hooks) for hooks in model_hooks))
+print("state-dict hooks left on the optimizer:", sum(len(hooks) for hooks in optimizer_hooks))
 
 # %%
 # Summary
@@ -246,8 +275,8 @@ print("saved learning rate unchanged:", optimizer_state["param_groups"][0]["lr"]
 # - A state-dict post-hook runs after ``state_dict()``; it must return
 #   ``None``. Its ``local_metadata`` travels with the checkpoint, which makes
 #   it the place for a format version.
-# - ``count_hooks`` does not count state-dict hooks; they have their own
-#   dictionaries and handles.
+# - ``count_hooks`` counts forward, backward and parameter hooks, not
+#   state-dict hooks; those have their own dictionaries and handles.
 # - Optimizers have the same four hooks; their post-hook (save) and pre-hook
 #   (load) may return a new state dict, for example with a new learning rate.
 #
@@ -268,8 +297,7 @@ print("saved learning rate unchanged:", optimizer_state["param_groups"][0]["lr"]
 #
 #    .. code-block:: python
 #
-#       # 1. <All keys matched successfully>: the post-hook edits the
-#       #    incompatible keys in place before strict checking
+#       # 1. the post-hook edits the incompatible keys in place
 #       def accept_missing_scale(module, incompatible_keys):
 #           if "scale" in incompatible_keys.missing_keys:
 #               incompatible_keys.missing_keys.remove("scale")
@@ -280,22 +308,44 @@ print("saved learning rate unchanged:", optimizer_state["param_groups"][0]["lr"]
 #               self.register_buffer("scale", torch.ones(1))
 #
 #       model = NewNetWithScale()
-#       model.register_load_state_dict_pre_hook(rename_old_keys)
-#       model.register_load_state_dict_post_hook(accept_missing_scale)
-#       print(model.load_state_dict(checkpoint))
+#       with model.register_load_state_dict_pre_hook(rename_old_keys):
+#           try:
+#               model.load_state_dict(checkpoint)
+#           except RuntimeError as error:
+#               print("without the post-hook:", str(error).splitlines()[1].strip())
+#           with model.register_load_state_dict_post_hook(accept_missing_scale):
+#               print("with the post-hook:", model.load_state_dict(checkpoint))
 #
-#       # 2. prefix "encoder."; a submodule's hook receives only the keys
-#       #    under its prefix, none of the old ones, so nothing is renamed and
-#       #    loading fails with missing and unexpected keys
-#       new_model = NewNet()
-#       new_model.encoder.register_load_state_dict_pre_hook(rename_old_keys)
-#       try:
-#           new_model.load_state_dict(checkpoint)
-#       except RuntimeError as error:
-#           print(error)
+#       # 2. a submodule's hook sees only the keys under its own prefix
+#       def show_and_rename(module, state_dict, prefix, *args):
+#           print(f"prefix {prefix!r}, keys received: {list(state_dict)}")
+#           rename_old_keys(module, state_dict, prefix, *args)
 #
-#       # 3. the saved one, 0.1: load_state_dict replaces the param groups'
-#       #    settings with the saved ones
+#       fresh_model = NewNet()
+#       with fresh_model.encoder.register_load_state_dict_pre_hook(show_and_rename):
+#           try:
+#               fresh_model.load_state_dict(checkpoint)
+#           except RuntimeError as error:
+#               print("RuntimeError:", str(error).splitlines()[0])
+#
+#       # 3. load_state_dict replaces the param groups' settings with the saved ones
 #       fresh = torch.optim.SGD(new_model.parameters(), lr=0.5, momentum=0.9)
+#       print("learning rate before loading:", fresh.param_groups[0]["lr"])
 #       fresh.load_state_dict(optimizer_state)
-#       print(fresh.param_groups[0]["lr"])  # 0.1
+#       print("learning rate after loading: ", fresh.param_groups[0]["lr"])
+#
+#    **Answers**
+#
+#    1. ``<All keys matched successfully>``. Without the post-hook, loading
+#       fails on the missing ``scale``; the post-hook runs after the tensors
+#       were copied and before the strict check, and removes ``scale`` from
+#       the list of missing keys in place.
+#    2. The prefix is ``'encoder.'``, and the hook receives no key at all: a
+#       submodule's hook gets only the entries under its own prefix, and
+#       the old checkpoint has none under ``encoder.``. Nothing is renamed,
+#       and loading fails with missing and unexpected keys. Renaming layers
+#       is a job for the hook on the module that holds them.
+#    3. The saved one, 0.1, not the 0.5 it was created with:
+#       ``load_state_dict`` replaces the settings of the parameter groups
+#       (learning rate, momentum) with those in the state dict. Without the
+#       load pre-hook of the page, nothing changes them on the way.

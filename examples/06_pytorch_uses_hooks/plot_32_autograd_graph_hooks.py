@@ -8,8 +8,9 @@ Tensor hooks and module hooks are two doors into the backward pass. Behind
 them is the graph that autograd records during the forward pass: one *node*
 per operation, reachable from ``tensor.grad_fn``. Nodes take hooks too.
 ``register_multi_grad_hook`` tells you when all the gradients of a group of
-tensors are ready (the first version of FSDP uses it on a module's inputs),
-and anomaly mode checks every node to find where a NaN was born.
+tensors are ready (``torch.utils.module_tracker.ModuleTracker`` puts one on
+a module's inputs to learn when the backward pass has left that module), and
+anomaly mode checks every node to find where a NaN was born.
 
 **What you will learn**
 
@@ -171,8 +172,8 @@ print("forward line:", next((line for line in forward_lines if "a.sqrt()" in lin
 #
 # Node hooks let us do a similar check ourselves, without recording the
 # forward traces: walk the graph and put a hook on each node that reports
-# any NaN in what the node computed. The first report is the birth
-# place; the nodes after it only pass the NaN on.
+# any NaN in what the node computed. The first report is the birth place;
+# in a longer graph, the nodes after it would only pass the NaN on.
 
 
 def nan_reporter(name, reports):
@@ -222,9 +223,9 @@ for handle in node_handles:
 # Exercises
 # ---------
 #
-# 1. Make ``before_mul`` return ``tuple(2 * g for g in grad_outputs)`` and
-#    run the backward pass again (a new ``y`` and ``loss``). How does
-#    ``x.grad`` change?
+# 1. Compute a new ``y = x * 3`` and ``loss``, register a prehook that
+#    returns ``tuple(2 * g for g in grad_outputs)`` on the node of ``y``, and
+#    run the backward pass. How does ``x.grad`` change?
 # 2. Register a ``mode="all"`` multi-grad hook on the weight and bias of
 #    ``layer``, then compute a loss that uses only ``layer.weight``. Does the
 #    hook fire, and what does it receive for the bias?
@@ -235,28 +236,45 @@ for handle in node_handles:
 #
 #    .. code-block:: python
 #
-#       # 1. it doubles: the prehook scales the gradient flowing into the
-#       #    multiplication, and everything upstream of it
+#       # 1. the prehook doubles the gradient that flows into the multiplication
 #       x.grad = None
 #       y = x * 3
 #       loss = y.sin().sum()
-#       y.grad_fn.register_prehook(lambda grad_outputs: tuple(2 * g for g in grad_outputs))
+#       doubling = y.grad_fn.register_prehook(
+#           lambda grad_outputs: tuple(2 * g for g in grad_outputs)
+#       )
 #       loss.backward()
-#       print(x.grad / (3 * torch.cos(y.detach())))  # tensor([2., 2., 2.])
+#       doubling.remove()
+#       print("x.grad / (3 * cos(y)):", (x.grad / (3 * torch.cos(y.detach()))).tolist())
 #
-#       # 2. yes, once: the bias gets no gradient in this pass, so its entry
-#       #    is None
+#       # 2. the "all" hook fires once, with None for the bias
 #       received = []
 #       handle = register_multi_grad_hook(
 #           (layer.weight, layer.bias), received.append, mode="all"
 #       )
 #       (layer.weight ** 2).sum().backward()
 #       handle.remove()
-#       print(received)  # [[tensor(...), None]]
+#       print("calls:", len(received))
+#       print("received:", [None if g is None else tuple(g.shape) for g in received[0]])
 #
-#       # 3. no: check_nan=False records the forward traces but does not
-#       #    check the outputs, so a.grad is silently NaN again
+#       # 3. check_nan=False records the forward traces but checks nothing
 #       a.grad = None
-#       with torch.autograd.detect_anomaly(check_nan=False):
-#           (a.sqrt() * torch.tensor([0.0, 1.0])).sum().backward()
-#       print(a.grad)  # tensor([nan, 0.2500])
+#       with warnings.catch_warnings():
+#           warnings.simplefilter("ignore")  # "Anomaly Detection has been enabled..."
+#           with torch.autograd.detect_anomaly(check_nan=False):
+#               (a.sqrt() * torch.tensor([0.0, 1.0])).sum().backward()
+#       print("no error; a.grad:", a.grad.tolist())
+#
+#    **Answers**
+#
+#    1. It doubles: ``x.grad`` is now 2 times ``3 * cos(y)``. The prehook
+#       replaces the gradient that flows into the node of ``y = x * 3``, and
+#       every gradient computed from it, here the gradient of ``x``,
+#       doubles with it.
+#    2. Yes, once (1 call), with one entry per tensor: the weight's gradient
+#       of shape ``(2, 3)``, and ``None`` for the bias, which gets no
+#       gradient in this backward pass. In mode ``"all"`` the hook waits
+#       only for the gradients this backward pass will compute.
+#    3. No: ``check_nan=False`` keeps the forward traces but no longer
+#       checks the nodes' outputs, so the backward pass ends without an
+#       error and ``a.grad`` is silently NaN again: ``[nan, 0.25]``.

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import torch
-from sitecheck import match, numbers, outputs
+from sitecheck import match, number, numbers, outputs, run_page
 from torch import nn
 from torch.nn.utils import prune
-
-import hooks_tutorial as ht
 
 PAGE = "28"
 
@@ -46,6 +44,39 @@ def test_weight_is_renamed_and_recomputed() -> None:
     assert "all nonzero elsewhere: True" in printed
 
 
+def test_optimizer_moves_weight_orig_but_the_mask_keeps_zeros() -> None:
+    printed = outputs(PAGE)
+    # "A zero gradient does not freeze a weight, though: weight decay ... momentum ...
+    # So the optimizer does update weight_orig at the pruned positions"
+    assert "weight_orig moved at all pruned positions: True" in printed
+    assert number(r"largest move at a pruned position: ([\d.]+)", printed) > 0
+    # "what keeps them pruned is the mask, which the pre-hook applies again"
+    assert "weight still zero at all pruned positions: True" in printed
+
+
+def test_momentum_from_before_pruning_moves_weight_orig() -> None:
+    # "The same holds for momentum left over from training before pruning, when these
+    # weights still had gradients." (no weight decay here: momentum alone moves them)
+    torch.manual_seed(0)
+    layer = nn.Linear(4, 3)
+    optimizer = torch.optim.SGD(layer.parameters(), lr=0.1, momentum=0.9)
+    for _ in range(3):
+        optimizer.zero_grad()
+        layer(torch.randn(8, 4)).sum().backward()
+        optimizer.step()
+    prune.l1_unstructured(layer, "weight", amount=0.5)
+    assert layer.weight_orig is optimizer.param_groups[0]["params"][0]  # same Parameter
+    pruned = layer.weight_mask == 0
+    before = layer.weight_orig.detach().clone()
+    optimizer.zero_grad()
+    layer(torch.randn(8, 4)).sum().backward()
+    assert bool((layer.weight_orig.grad[pruned] == 0).all())
+    optimizer.step()
+    assert bool((layer.weight_orig.detach() != before)[pruned].all())
+    layer(torch.randn(1, 4))
+    assert bool((layer.weight[pruned] == 0).all())
+
+
 def test_plain_pytorch_version_behaves_alike() -> None:
     printed = outputs(PAGE)
     # "This layer behaves like the pruned one above." (one pre-hook, masked weight)
@@ -77,37 +108,23 @@ def test_parametrize_uses_no_hook() -> None:
 
 
 def test_exercise_answers() -> None:
-    # 1. "one hook ... 75% of the weights are zero"
-    layer = nn.Linear(4, 3)
-    prune.l1_unstructured(layer, "weight", amount=0.5)
-    prune.l1_unstructured(layer, "weight", amount=0.5)
-    assert ht.count_hooks(layer).total == 1
-    assert isinstance(next(iter(layer._forward_pre_hooks.values())), prune.PruningContainer)
-    assert (layer.weight == 0).float().mean().item() == 0.75
-    # 2. "one forward pre-hook per pruned parameter: one on module 0, one on module 2"
-    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
-    prune.global_unstructured(
-        [(model[0], "weight"), (model[2], "weight")],
-        pruning_method=prune.L1Unstructured,
-        amount=0.3,
-    )
-    report = ht.count_hooks(model)
-    assert sorted(report) == ["0", "2"]
-    assert report["0"].forward_pre == report["2"].forward_pre == 1
-    # 3. "no: without the hook, nothing recomputes weight"
-    my_layer = nn.Linear(4, 3)
-    my_layer.weight_orig = nn.Parameter(my_layer.weight.detach().clone())
-    del my_layer.weight
-    my_layer.register_buffer("weight_mask", (my_layer.weight_orig.abs() > 0.2).float())
-
-    def apply_mask(module: nn.Module, args: object) -> None:
-        module.weight = module.weight_orig * module.weight_mask
-
-    handle = my_layer.register_forward_pre_hook(apply_mask)
-    apply_mask(my_layer, ())
-    handle.remove()
-    with torch.no_grad():
-        my_layer.weight_orig.add_(1.0)
-    x = torch.randn(1, 4)
-    assert torch.allclose(my_layer(x), x @ my_layer.weight.T + my_layer.bias)
-    assert not torch.equal(my_layer.weight, my_layer.weight_orig * my_layer.weight_mask)
+    solutions = run_page(PAGE).solutions
+    # 1. "One hook ... a PruningContainer that holds both ... the zeros go from 6 to 9 of 12"
+    assert "zeros after the first pruning: 6 of 12" in solutions
+    assert "zeros after the second pruning: 9 of 12" in solutions
+    assert "fraction of zeros: 0.75" in solutions
+    assert "hooks: 1\n['PruningContainer']" in solutions
+    # 2. "Two hooks, one forward pre-hook on each pruned module ... the ReLU gets none ...
+    # zeroes the 14 smallest, wherever they are ... not the same fraction in each"
+    match(r"\n0\s+0\s+1\s+0\s+0\s+0\s+1\n2\s+0\s+1\s+0\s+0\s+0\s+1\ntotal", solutions)
+    assert "zeros in total: 14 of 48" in solutions
+    first = numbers(r"layer 0: (\d+) of (\d+) zero", solutions)
+    second = numbers(r"layer 2: (\d+) of (\d+) zero", solutions)
+    assert first[0] + second[0] == 14
+    assert first[0] / first[1] != second[0] / second[1]
+    # 3. "No: the output changed by 0.0 ... ignores every change to weight_orig ...
+    # the second backward raises RuntimeError: Trying to backward through the graph a
+    # second time"
+    assert "output changed by: 0.0" in solutions
+    assert "weight equals weight_orig * weight_mask: False" in solutions
+    assert "RuntimeError: Trying to backward through the graph a second time" in solutions

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import pytest
 import torch
-from sitecheck import match, number, numbers, outputs, quoted_in_both_languages
+from sitecheck import match, number, numbers, outputs, quoted_in_both_languages, run_page
 from torch import nn
 from torch.utils.checkpoint import checkpoint, checkpoint_sequential
 
@@ -50,6 +50,21 @@ def test_side_effects_happen_twice() -> None:
     assert "recomputed equals original: True" in printed
 
 
+def test_checkpoint_restores_the_random_state() -> None:
+    # "checkpoint restores the random-number state before the rerun, so even dropout
+    # would draw the same mask" (and without preserve_rng_state it would not)
+    torch.manual_seed(0)
+    block = nn.Sequential(nn.Linear(8, 16), nn.Dropout(0.5), nn.Linear(16, 8))
+    x = torch.randn(4, 8, requires_grad=True)
+    for preserve, same in ((True, True), (False, False)):
+        masks: list[torch.Tensor] = []
+        keep = masks.append
+        with block[1].register_forward_hook(lambda m, a, out, keep=keep: keep(out.detach())):
+            checkpoint(block, x, use_reentrant=False, preserve_rng_state=preserve).sum().backward()
+        assert len(masks) == 2
+        assert torch.equal(masks[0], masks[1]) is same
+
+
 def test_use_reentrant() -> None:
     printed = outputs(PAGE)
     # "a hook cannot attach a tensor hook to the output" (reentrant), newer mode works
@@ -87,6 +102,23 @@ def test_saved_tensor_hooks_underneath_and_offloading() -> None:
     assert match(r"torch (\S+)", printed)
 
 
+def test_recomputation_costs_half_a_forward_pass() -> None:
+    printed = outputs(PAGE)
+    forward = number(r"one forward pass:\s+(\d+) FLOPs", printed)
+    plain = number(r"backward pass without checkpoint:\s+(\d+) FLOPs", printed)
+    checkpointed = number(r"backward pass with checkpoint:\s+(\d+) FLOPs", printed)
+    # "The recomputation costs half a forward pass, not a whole one"
+    assert number(r"recomputation: ([\d.]+) of a forward pass", printed) == 0.5
+    assert checkpointed - plain == forward / 2
+    # "the first linear layer of each block runs again, and the second is stopped before
+    # its matrix product": one 64x128 @ 128x512 product (2 FLOPs per multiply-add) per block
+    first_linear = 2 * 64 * 128 * 512
+    assert checkpointed - plain == 4 * first_linear
+    # "a second forward call for half of the layers": 4 of the 8 layers fire twice
+    rows = re.findall(r"(blocks\.\d\.\d)\s+\d\s+(\d)\s+\d", printed)
+    assert sum(int(n) == 2 for _, n in rows) == len(rows) / 2
+
+
 def _blocks() -> nn.ModuleList:
     torch.manual_seed(0)
     return nn.ModuleList(
@@ -113,37 +145,31 @@ def _count(layers: list[nn.Module], run: Callable[[], object]) -> dict[int, int]
 
 
 def test_exercise_answers() -> None:
+    solutions = run_page(PAGE).solutions
+    # 1. "Once: the forward hook fired 1 time."
+    assert "forward hook calls: 1\n" in solutions
+    # 2. "393216 bytes in 6 tensors, between the 131072 bytes (4 tensors) ... and the
+    # 655360 bytes (8 tensors)"
+    assert "every second block: 393216 bytes in 6 tensors" in solutions
+    assert "no block:           655360 bytes in 8 tensors" in solutions
+    assert "every block:        131072 bytes in 4 tensors" in solutions
+    # 3. "blocks.0.0, blocks.0.2 and blocks.1.0 fire twice, the other five layers once"
+    assert "twice: ['blocks.0.0', 'blocks.0.2', 'blocks.1.0']" in solutions
+    once = match(r"once: +(\[.*\])", solutions)[1]
+    assert once.count("blocks.") == 5
+    # "checkpoint_sequential checkpoints every segment but the last": checked on torch
     blocks = _blocks()
-    inputs = torch.randn(64, 128)
-    # 1. "once: without gradients there is no backward pass to recompute for"
-    with torch.no_grad():
-        calls = _count([blocks[0][0]], lambda: checkpoint(blocks[0], inputs, use_reentrant=False))
-    assert calls == {0: 1}
-    # 2. "393216 bytes, against 655360 and 131072"
-    parameters = {p.untyped_storage().data_ptr() for p in blocks.parameters()}
-    sizes: dict[int, int] = {}
-
-    def pack(tensor: torch.Tensor) -> torch.Tensor:
-        storage = tensor.untyped_storage()
-        if storage.data_ptr() not in parameters:
-            sizes[storage.data_ptr()] = storage.nbytes()
-        return tensor
-
-    x = inputs
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-        for i, block in enumerate(blocks):
-            x = checkpoint(block, x, use_reentrant=False) if i % 2 else block(x)
-    assert sum(sizes.values()) == 393216
-    # 3. "blocks.0.0, blocks.0.2 and blocks.1.0" fire twice
     sequential = nn.Sequential(*blocks)
     linears = [layer for block in sequential for layer in block if isinstance(layer, nn.Linear)]
     calls = _count(
         linears,
-        lambda: checkpoint_sequential(sequential, 2, inputs, use_reentrant=False).sum().backward(),
+        lambda: (
+            checkpoint_sequential(sequential, 2, torch.randn(64, 128), use_reentrant=False)
+            .sum()
+            .backward()
+        ),
     )
-    twice = [i for i, n in calls.items() if n == 2]
-    assert twice == [0, 1, 2]  # blocks.0.0, blocks.0.2, blocks.1.0
-    assert all(n == 1 for i, n in calls.items() if i not in twice)
+    assert [calls[i] for i in range(8)] == [2, 2, 2, 1, 1, 1, 1, 1]
 
 
 def test_checkpoint_without_use_reentrant_warns() -> None:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-import pytest
 import torch
-from sitecheck import outputs
+from sitecheck import outputs, run_page
 from torch import nn
+
+import hooks_tutorial as ht
 
 PAGE = "31"
 OLD_KEYS = "['features.weight', 'features.bias', 'head.weight', 'head.bias']"
@@ -31,9 +32,33 @@ def test_load_pre_hook_renames() -> None:
     assert "same outputs as the old model: True" in printed
     # "the renaming does not touch the caller's dictionary"
     assert f"keys in the old checkpoint now: {OLD_KEYS}" in printed
-    # "count_hooks ... counts forward and backward hooks only"
+    # "count_hooks ... not state-dict hooks"
     assert "count_hooks: no hooks" in printed
     assert "load pre-hooks on the model: 1" in printed
+
+
+def test_count_hooks_counts_module_and_parameter_hooks() -> None:
+    # "it counts the module hooks of the forward and backward passes (forward, forward
+    # pre-, backward and backward pre-hooks) and the gradient hooks on parameters, but
+    # not state-dict hooks"
+    layer = nn.Linear(2, 2)
+    handles = [
+        layer.register_forward_hook(lambda m, a, o: None),
+        layer.register_forward_pre_hook(lambda m, a: None),
+        layer.register_full_backward_hook(lambda m, gi, go: None),
+        layer.register_full_backward_pre_hook(lambda m, go: None),
+        layer.weight.register_hook(lambda g: None),
+        layer.bias.register_post_accumulate_grad_hook(lambda p: None),
+        layer.register_load_state_dict_pre_hook(lambda *args: None),
+        layer.register_state_dict_post_hook(lambda *args: None),
+    ]
+    try:
+        counts = ht.count_hooks(layer)[""]
+        assert tuple(counts) == (1, 1, 1, 1, 2)
+        assert counts.total == 6  # the two state-dict hooks are not counted
+    finally:
+        for handle in handles:
+            handle.remove()
 
 
 def test_state_dict_post_hook() -> None:
@@ -72,6 +97,9 @@ def test_optimizer_hooks() -> None:
         "  load post-hook: momentum buffers restored: 4\n"
         "learning rate after loading: 0.01\nsaved learning rate unchanged: 0.1"
     ) in printed
+    # "when the job is done, remove them with their handles"
+    assert "state-dict hooks left on the model: 0" in printed
+    assert "state-dict hooks left on the optimizer: 0" in printed
 
 
 class _New(nn.Module):
@@ -98,45 +126,41 @@ def _rename(module: nn.Module, state_dict: dict, prefix: str, *rest: object) -> 
 
 
 def test_exercise_answers() -> None:
+    solutions = run_page(PAGE).solutions
+    # 1. "Without the post-hook, loading fails on the missing scale ...
+    # <All keys matched successfully>"
+    assert 'without the post-hook: Missing key(s) in state_dict: "scale".' in solutions
+    assert "with the post-hook: <All keys matched successfully>" in solutions
+    # 2. "The prefix is 'encoder.', and the hook receives no key at all ... loading fails"
+    assert "prefix 'encoder.', keys received: []" in solutions
+    assert "RuntimeError: Error(s) in loading state_dict for NewNet:" in solutions
+    # 3. "The saved one, 0.1, not the 0.5 it was created with"
+    assert "learning rate before loading: 0.5" in solutions
+    assert "learning rate after loading:  0.1" in solutions
+
+
+def test_load_post_hook_runs_before_the_strict_check() -> None:
+    # answer 1: "the post-hook runs after the tensors were copied and before the strict
+    # check, and removes scale from the list of missing keys in place"
     checkpoint = _old_checkpoint()
 
-    # 1. "<All keys matched successfully>"
     class WithScale(_New):
         def __init__(self) -> None:
             super().__init__()
             self.register_buffer("scale", torch.ones(1))
 
+    copied: list[bool] = []
+
     def accept_missing_scale(module: nn.Module, incompatible_keys: object) -> None:
-        missing = incompatible_keys.missing_keys  # type: ignore[attr-defined]
-        if "scale" in missing:
-            missing.remove("scale")
+        copied.append(torch.equal(module.encoder.weight, checkpoint["features.weight"]))
+        incompatible_keys.missing_keys.remove("scale")  # type: ignore[attr-defined]
 
     model = WithScale()
-    model.register_load_state_dict_pre_hook(_rename)
-    with pytest.raises(RuntimeError, match='Missing key\\(s\\) in state_dict: "scale"'):
-        model.load_state_dict(checkpoint)
-    model.register_load_state_dict_post_hook(accept_missing_scale)
-    result = model.load_state_dict(checkpoint)
+    with (
+        model.register_load_state_dict_pre_hook(_rename),
+        model.register_load_state_dict_post_hook(accept_missing_scale),
+    ):
+        result = model.load_state_dict(checkpoint)
+    assert copied == [True]
     assert not result.missing_keys
     assert not result.unexpected_keys
-
-    # 2. "prefix 'encoder.'; ... receives only the keys under its prefix ... loading fails"
-    seen: list[tuple[str, list[str]]] = []
-
-    def spy(module: nn.Module, state_dict: dict, prefix: str, *rest: object) -> None:
-        seen.append((prefix, list(state_dict)))
-        _rename(module, state_dict, prefix, *rest)
-
-    model = _New()
-    model.encoder.register_load_state_dict_pre_hook(spy)
-    with pytest.raises(RuntimeError, match="Missing key"):
-        model.load_state_dict(checkpoint)
-    assert seen == [("encoder.", [])]
-
-    # 3. "the saved one, 0.1"
-    model = _New()
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
-    saved = optimizer.state_dict()
-    fresh = torch.optim.SGD(model.parameters(), lr=0.5, momentum=0.9)
-    fresh.load_state_dict(saved)
-    assert fresh.param_groups[0]["lr"] == 0.1

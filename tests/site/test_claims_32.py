@@ -7,9 +7,8 @@ import re
 
 import pytest
 import torch
-from sitecheck import number, numbers, outputs
+from sitecheck import number, numbers, outputs, run_page
 from torch import nn
-from torch.autograd.graph import register_multi_grad_hook
 
 PAGE = "32"
 
@@ -58,29 +57,55 @@ def test_nan_hunt() -> None:
     assert "nodes that produced NaN, in order: ['SqrtBackward0']" in printed
 
 
-def test_exercise_answers() -> None:
-    # 1. "it doubles"
-    x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
-    y = x * 3
-    loss = y.sin().sum()
-    y.grad_fn.register_prehook(lambda grad_outputs: tuple(2 * g for g in grad_outputs))  # type: ignore[union-attr]
-    loss.backward()
-    assert torch.allclose(x.grad / (3 * torch.cos(y.detach())), torch.full((3,), 2.0))  # type: ignore[operator]
-    # 2. "yes, once: ... its entry is None"
+def test_module_tracker_uses_multi_grad_hooks_on_inputs(monkeypatch: pytest.MonkeyPatch) -> None:
+    # "torch.utils.module_tracker.ModuleTracker puts one on a module's inputs to learn
+    # when the backward pass has left that module"
+    from torch.utils import module_tracker  # noqa: PLC0415
+
+    registered: list[tuple[int, ...]] = []
+    original = module_tracker.register_multi_grad_hook
+
+    def spy(tensors: tuple[torch.Tensor, ...], fn: object) -> object:
+        registered.append(tuple(id(t) for t in tensors))
+        return original(tensors, fn)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(module_tracker, "register_multi_grad_hook", spy)
     layer = nn.Linear(3, 2)
-    received: list[object] = []
-    register_multi_grad_hook((layer.weight, layer.bias), received.append, mode="all")
-    (layer.weight**2).sum().backward()
-    assert len(received) == 1
-    weight_grad, bias_grad = received[0]  # type: ignore[misc]
-    assert weight_grad is not None
-    assert bias_grad is None
-    # 3. "no: ... a.grad is silently NaN again"
+    x = torch.randn(4, 3, requires_grad=True)
+    with module_tracker.ModuleTracker():
+        out = layer(x)
+        out.sum().backward()
+    assert (id(x),) in registered  # one hook on the layer's input
+
+
+def test_nodes_after_the_birth_place_pass_the_nan_on() -> None:
+    # "in a longer graph, the nodes after it would only pass the NaN on"
     a = torch.tensor([0.0, 4.0], requires_grad=True)
-    with (
-        pytest.warns(UserWarning, match="Anomaly Detection has been enabled"),
-        torch.autograd.detect_anomaly(check_nan=False),
-    ):
-        (a.sqrt() * torch.tensor([0.0, 1.0])).sum().backward()
-    assert torch.isnan(a.grad[0])  # type: ignore[index]
-    assert a.grad[1].item() == pytest.approx(0.25)  # type: ignore[index]
+    reports: list[str] = []
+
+    def reporter(name: str):  # type: ignore[no-untyped-def]
+        def hook(grad_inputs: tuple, grad_outputs: tuple) -> None:
+            if any(g is not None and torch.isnan(g).any() for g in grad_inputs):
+                reports.append(name)
+
+        return hook
+
+    loss = ((a * 2).sqrt() * torch.tensor([0.0, 1.0])).sum()
+    handles, node = [], loss.grad_fn
+    while node is not None:
+        handles.append(node.register_hook(reporter(type(node).__name__)))
+        node = next((c for c, _ in node.next_functions if c is not None), None)
+    loss.backward()
+    for handle in handles:
+        handle.remove()
+    assert reports == ["SqrtBackward0", "MulBackward0"]
+
+
+def test_exercise_answers() -> None:
+    solutions = run_page(PAGE).solutions
+    # 1. "It doubles: x.grad is now 2 times 3 * cos(y)"
+    assert "x.grad / (3 * cos(y)): [2.0, 2.0, 2.0]" in solutions
+    # 2. "Yes, once (1 call) ... the weight's gradient of shape (2, 3), and None for the bias"
+    assert "calls: 1\nreceived: [(2, 3), None]" in solutions
+    # 3. "No ... the backward pass ends without an error and a.grad is silently NaN again"
+    assert "no error; a.grad: [nan, 0.25]" in solutions
