@@ -376,7 +376,8 @@ plt.show()
 # - Counted with a saved-tensor hook, checkpointing kept a fraction of the
 #   bytes that the plain model saves for the backward pass, and paid with
 #   half a forward pass of extra compute.
-# - Checkpointing is built on saved-tensor hooks, and so is offloading:
+# - ``checkpoint(use_reentrant=False)`` is built on saved-tensor hooks, and
+#   so is offloading:
 #   ``save_on_cpu`` moves saved tensors to CPU memory, and a pack hook can
 #   just as well write them to disk.
 #

@@ -132,6 +132,12 @@ for handle in handles:
 # to arrive (the bias). That is the signal a parallel trainer wants: "this
 # layer's gradients are complete, start sending them".
 #
+# Note where ``"all"`` sits in the list: before the weight's tensor hook.
+# ``register_multi_grad_hook`` is made of one ordinary tensor hook per
+# tensor, and tensor hooks run in the order they were registered. So the
+# group hook sees each gradient as it is at that moment, before hooks
+# registered after it change it and before it is added into ``.grad``.
+#
 # Finding where a NaN was born
 # ----------------------------
 #
@@ -277,4 +283,5 @@ for handle in node_handles:
 #       only for the gradients this backward pass will compute.
 #    3. No: ``check_nan=False`` keeps the forward traces but no longer
 #       checks the nodes' outputs, so the backward pass ends without an
-#       error and ``a.grad`` is silently NaN again: ``[nan, 0.25]``.
+#       error and the first entry of ``a.grad`` is silently NaN again:
+#       ``[nan, 0.25]``.

@@ -42,6 +42,30 @@ def test_multi_grad_hook() -> None:
     assert f"step 1: {expected}" in printed
 
 
+
+def test_multi_grad_hook_runs_as_a_tensor_hook_in_registration_order() -> None:
+    printed = outputs(PAGE)
+    # "Note where 'all' sits in the list: before the weight's tensor hook."
+    events = printed.split("step 0: ", 1)[1].splitlines()[0]
+    assert events.index("'all:") < events.index("'tensor hook: weight'")
+    # "made of one ordinary tensor hook per tensor ... sees each gradient ... before hooks
+    # registered after it change it and before it is added into .grad"
+    layer = nn.Linear(3, 2)
+    weight_hooks_before = len(layer.weight._backward_hooks or {})
+    seen: list[torch.Tensor] = []
+    group = torch.autograd.graph.register_multi_grad_hook(
+        (layer.weight, layer.bias), lambda grads: seen.append(grads[0].clone()), mode="all"
+    )
+    assert len(layer.weight._backward_hooks) == weight_hooks_before + 1
+    doubling = layer.weight.register_hook(lambda grad: 2 * grad)
+    try:
+        layer(torch.ones(4, 3)).sum().backward()
+    finally:
+        group.remove()
+        doubling.remove()
+    assert torch.equal(seen[0], torch.full((2, 3), 4.0))
+    assert torch.equal(layer.weight.grad, torch.full((2, 3), 8.0))
+
 def test_nan_hunt() -> None:
     printed = outputs(PAGE)
     # "The loss below is finite, yet a gradient is NaN"
@@ -108,4 +132,5 @@ def test_exercise_answers() -> None:
     # 2. "Yes, once (1 call) ... the weight's gradient of shape (2, 3), and None for the bias"
     assert "calls: 1\nreceived: [(2, 3), None]" in solutions
     # 3. "No ... the backward pass ends without an error and a.grad is silently NaN again"
+    # "the first entry of a.grad is silently NaN again: [nan, 0.25]"
     assert "no error; a.grad: [nan, 0.25]" in solutions
