@@ -113,7 +113,9 @@ def test_solutions_state_their_answers() -> None:
     # early-stopping run, and not at epoch 9, the best epoch that ``EarlyStopping``
     # restored"
     printed = outputs(PAGE)
-    lowest, lowest_epoch = numbers(r"lowest val_loss of any epoch: ([\d.]+) at epoch (\d+)", printed)
+    lowest, lowest_epoch = numbers(
+        r"lowest val_loss of any epoch: ([\d.]+) at epoch (\d+)", printed
+    )
     assert lines[3] == f"lowest val_loss {lowest:.4f} at epoch {int(lowest_epoch)}"
     assert lowest_epoch == number(r"epochs run: (\d+) of 30", printed)
     best = int(number(r"best epoch: (\d+) stopped", printed))

@@ -118,7 +118,9 @@ def test_solutions_state_their_answers() -> None:
     assert stats[1][0] > stats[0][0]
     # 2. "The call raises ``TypeError: TinyConvNet.forward() takes 2 positional arguments
     #    but 3 were given``, and the hooks ran on 0 layers"
-    assert lines[3] == "TypeError: TinyConvNet.forward() takes 2 positional arguments but 3 were given"
+    assert (
+        lines[3] == "TypeError: TinyConvNet.forward() takes 2 positional arguments but 3 were given"
+    )
     assert lines[4] == "layers whose hook ran: 0"
     # 3. "It prints ``True``: the ReLU's output is the convolution's output clamped at zero"
     assert lines[5:] == ["True"]

@@ -117,7 +117,10 @@ def test_solutions_state_their_answers() -> None:
     lines = run_page(PAGE).solutions.splitlines()
     # 1. "In training mode the noise changes the output (``True``); in evaluation mode
     #    the hook returns ``None`` and the output is exactly the plain ``layer(x)``"
-    assert lines[:2] == ["training mode, output changed: True", "eval mode, output unchanged:   True"]
+    assert lines[:2] == [
+        "training mode, output changed: True",
+        "eval mode, output unchanged:   True",
+    ]
     # 2. "Without the hook the layer's largest value is 1.56; the second hook saw at
     #    most 1.00"
     largest = number(r"^largest value without the hook: ([\d.]+)$", lines[2])
