@@ -424,7 +424,7 @@ print("hooks on the layer:", count_hooks(layer).total)
 #    2. After ``off("epoch_end", warn_if_high)``, the ``emit`` call prints only
 #       ``epoch 4: loss 1.50``: that loss is above the threshold, but
 #       ``warn_if_high`` is no longer in the registry, so nobody warns.
-#    3. ``note_epoch`` runs for epoch 5 and not for epoch 6, after
-#       ``handle.remove()``; the second ``remove()`` does nothing, and the
+#    3. ``note_epoch`` runs for ``epoch=5`` and, after ``handle.remove()``,
+#       not for ``epoch=6``; the second ``remove()`` does nothing, and the
 #       registry holds ``['print_loss']`` again. PyTorch's
 #       ``RemovableHandle`` works the same way.

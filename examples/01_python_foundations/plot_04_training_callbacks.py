@@ -344,7 +344,7 @@ for epoch, lr, loss in schedule.rows:
 #    2. The counter ends at 8 batches and 512 samples: each of the 2 epochs
 #       goes through the 256 training images once, in batches of 64 (``fit``'s
 #       default batch size).
-#    3. The lowest validation loss, 0.0028, is at epoch 11, the last epoch of
-#       the early-stopping run, and not at epoch 9, the best epoch that
-#       ``EarlyStopping`` restored: later epochs improved by less than
-#       ``min_delta``.
+#    3. The lowest validation loss, 0.0028, comes in the 11th epoch, the last
+#       one of the early-stopping run, and not in the 9th, the best epoch that
+#       ``EarlyStopping`` restored: the later epochs improved on it by less
+#       than ``min_delta``.

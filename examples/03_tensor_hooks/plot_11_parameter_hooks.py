@@ -406,6 +406,6 @@ post_handle.remove()
 #       ``weight_decay * weight`` to the zero gradient, so each weight shrinks
 #       by ``lr * weight_decay = 0.01`` of its value. A zero gradient does not
 #       freeze a layer.
-#    3. The learning rate is halved in the pre-hooks of steps 10 and 20, from
-#       ``lr=0.1`` to 0.05, then 0.025; since a pre-hook runs before its step,
-#       steps 10 and 20 already use the new rate.
+#    3. The learning rate is halved in the pre-hooks of the 10th and the 20th
+#       step, from ``lr=0.1`` to 0.05, then 0.025; since a pre-hook runs
+#       before its step, those two steps already use the new rate.

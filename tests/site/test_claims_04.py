@@ -7,7 +7,16 @@ import io
 import re
 
 import pytest
-from sitecheck import EXAMPLES, match, number, numbers, outputs, run_page
+from sitecheck import (
+    EXAMPLES,
+    match,
+    number,
+    numbers,
+    outputs,
+    prose,
+    quoted_in_both_languages,
+    run_page,
+)
 
 PAGE = "04"
 
@@ -109,8 +118,8 @@ def test_solutions_state_their_answers() -> None:
     # the 256 training images once, in batches of 64"
     assert lines[1] == "batches: 8, samples: 512"
     assert lines[2] == "256 images per epoch, 64 per batch"
-    # "The lowest validation loss, 0.0028, is at epoch 11, the last epoch of the
-    # early-stopping run, and not at epoch 9, the best epoch that ``EarlyStopping``
+    # "The lowest validation loss, 0.0028, comes in the 11th epoch, the last one of the
+    # early-stopping run, and not in the 9th, the best epoch that ``EarlyStopping``
     # restored"
     printed = outputs(PAGE)
     lowest, lowest_epoch = numbers(
@@ -121,6 +130,11 @@ def test_solutions_state_their_answers() -> None:
     best = int(number(r"best epoch: (\d+) stopped", printed))
     assert lines[4] == f"best epoch restored by EarlyStopping: {best}"
     assert best < lowest_epoch
+    quoted_in_both_languages(PAGE, f"{lowest:.4f}")
+    for language in ("en", "zh_CN"):  # "the 11th epoch" / "第 11 轮", "the 9th" / "第 9 轮"
+        text = prose(PAGE, language)
+        assert f"{int(lowest_epoch)}th" in text or f"第 {int(lowest_epoch)} 轮" in text
+        assert f"{best}th" in text or f"第 {best} 轮" in text
 
 
 def test_every_figure_is_shown() -> None:

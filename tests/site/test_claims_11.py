@@ -154,5 +154,6 @@ def test_solutions_state_their_answers() -> None:
     )
     assert change == pytest.approx(0.01 * largest_weight, abs=5e-5)
     assert f"{change:.4f}" == "0.0050"
-    # 3. "halved in the pre-hooks of steps 10 and 20, from ``lr=0.1`` to 0.05, then 0.025"
+    # 3. "halved in the pre-hooks of the 10th and the 20th step, from ``lr=0.1`` to 0.05,
+    #    then 0.025"
     assert lines[4:] == ["step 10: lr = 0.05", "step 20: lr = 0.025"]
