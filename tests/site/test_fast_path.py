@@ -42,16 +42,14 @@ class _BoxLinks(HTMLParser):
         elif self.depth and tag == "p" and "admonition-title" in classes:
             self.in_title = True
         elif self.depth and tag == "a" and "internal" in classes:
-            title, links = self.boxes[-1]
-            links.append(attributes.get("href") or "")
+            self.boxes[-1][1].append(attributes.get("href") or "")
 
     def handle_endtag(self, tag: str) -> None:
         if tag == "div" and self.depth:
             self.depth -= 1
         elif tag == "p" and self.in_title:
             self.in_title = False
-            title, links = self.boxes[-1]
-            self.boxes[-1] = (self.title.strip(), links)
+            self.boxes[-1] = (self.title.strip(), self.boxes[-1][1])
             self.title = ""
 
     def handle_data(self, data: str) -> None:
@@ -77,7 +75,7 @@ def resolve(page: str, href: str) -> str:
 @pytest.mark.parametrize("language", LANGUAGES)
 @pytest.mark.parametrize("page", PAGES)
 def test_fast_path_links_resolve_in_order(page: str, language: str) -> None:
-    title, links = fast_path_box(page, language)
+    _, links = fast_path_box(page, language)
     targets = [resolve(page, href) for href in links]
     expected = ["course_notes", *(page_path(p) for p in FAST_PATH)]
     assert targets == expected, f"{language}/{page}: the fast path links {targets}"
