@@ -399,10 +399,9 @@ conv_handle.remove()
 #       negative values to zero.
 #    2. The call raises ``TypeError: TinyConvNet.forward() takes 2 positional
 #       arguments but 3 were given``, and the hooks ran on 0 layers: the error
-#       comes before any layer runs. A model's ``forward`` takes what the model
-#       needs, here the images; a label passed to the model is an error, not a
-#       second entry of ``input``. In a training loop the label goes to the
-#       loss function.
+#       comes when ``forward`` is called, before any layer runs. ``forward``
+#       takes the images only, so a label cannot reach a layer's ``input``
+#       this way; in a training loop it goes to the loss function.
 #    3. It prints ``True``: the ReLU's output is the convolution's output
 #       clamped at zero, so the convolution's hook caught the values before the
 #       ReLU, negative ones included.
