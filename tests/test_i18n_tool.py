@@ -146,6 +146,13 @@ def test_boilerplate_written_by_fill_is_not_checked(terms: list[object]) -> None
     assert _problems(msgid, msgstr, terms) == []
 
 
+def test_lists_of_bare_references_are_separated_by_the_chinese_comma() -> None:
+    # the course-notes table lists pages; a Chinese list is separated by 、, not ", "
+    assert i18n.boilerplate("{doc}`a`, {doc}`b`, {doc}`c`") == "{doc}`a`、{doc}`b`、{doc}`c`"
+    assert i18n.boilerplate(":doc:`/a`, :doc:`/b`") == ":doc:`/a`\\ 、\\ :doc:`/b`"
+    assert i18n.boilerplate(":doc:`/a`") == ":doc:`/a`"
+
+
 def test_myst_messages_use_myst_markup(terms: list[object]) -> None:
     msgid = "`output.detach()` prevents memory leaks."
     assert _problems(msgid, "`output.detach()` 可以防止内存泄漏。", terms, MD) == []

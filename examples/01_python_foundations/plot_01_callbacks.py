@@ -149,8 +149,8 @@ run_all()
 # computation. A *forward hook* is exactly the pattern above: you register a
 # function on a module, and the module calls it after each forward pass with
 # the module, its inputs and its output. The :doc:`forward hook page
-# </auto_examples/02_module_hooks/index>` explains it in detail; here is the
-# whole idea in a few lines.
+# </auto_examples/02_module_hooks/plot_05_forward_hooks>` explains it in
+# detail; here is the whole idea in a few lines.
 
 import torch
 from torch import nn
@@ -199,18 +199,45 @@ print("hooks left on the layer:", count_hooks(layer).total)
 #
 #    .. code-block:: python
 #
+#       # 1. the callback receives the sum and prints it doubled
 #       def double_and_print(result):
 #           print(result * 2)
 #
+#       calculate(3, 5, double_and_print)
+#
+#       # 2. remove_listener takes a callback off the list again
 #       class RemovableButton(Button):
 #           def remove_listener(self, callback):
 #               self.listeners.remove(callback)
 #
+#       def log_click(label):
+#           print(f"  log: {label!r} was clicked")
+#
+#       undo_button = RemovableButton("Undo")
+#       undo_button.on_click(log_click)
+#       undo_button.click()
+#       undo_button.remove_listener(log_click)
+#       undo_button.click()  # only the button's own line
+#       print("listeners left:", len(undo_button.listeners))
+#
+#       # 3. without a callback, calculate returns the sum
 #       def calculate(a, b, callback=None):
 #           result = a + b
 #           if callback is None:
 #               return result
 #           callback(result)
+#           return None
 #
-#    ``calculate(3, 5, double_and_print)`` prints ``16``, and the new
-#    ``calculate(3, 5)`` returns ``8``.
+#       print(calculate(3, 5))
+#       calculate(3, 5, double_and_print)  # callers with a callback still work
+#
+#    **Answers**
+#
+#    1. ``calculate(3, 5, double_and_print)`` prints 16: ``calculate`` hands the
+#       sum, 8, to the callback, which doubles it and prints it. ``calculate``
+#       itself did not change.
+#    2. The first click runs ``log_click``; after ``remove_listener(log_click)``
+#       the second click prints only ``[Undo clicked]``, and 0 listeners are
+#       left. A hook's ``handle.remove()`` does the same for a module.
+#    3. ``calculate(3, 5)`` now returns 8, and a call with a callback still
+#       hands the sum to it (16 again), so existing callers keep working.

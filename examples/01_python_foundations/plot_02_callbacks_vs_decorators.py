@@ -368,6 +368,7 @@ print("hooks on the layer:", count_hooks(layer).total)
 #
 #       import functools
 #
+#       # 1. the wrapper keeps the count as an attribute of its own
 #       def count_calls(func):
 #           @functools.wraps(func)
 #           def wrapper(*args, **kwargs):
@@ -377,12 +378,22 @@ print("hooks on the layer:", count_hooks(layer).total)
 #           wrapper.calls = 0
 #           return wrapper
 #
+#       @count_calls
+#       def double(x):
+#           return 2 * x
+#
+#       for value in [1, 2, 3]:
+#           double(value)
+#       print(double.__name__, double.calls)
+#
+#       # 2. off() takes a callback out of the registry
 #       def off(event, func):
 #           callbacks[event].remove(func)
 #
 #       off("epoch_end", warn_if_high)
 #       emit("epoch_end", epoch=4, loss=1.5)
 #
+#       # 3. the handle remembers what to remove
 #       class Handle:
 #           def __init__(self, event, func):
 #               self.event, self.func = event, func
@@ -395,6 +406,25 @@ print("hooks on the layer:", count_hooks(layer).total)
 #           callbacks.setdefault(event, []).append(func)
 #           return Handle(event, func)
 #
-#    After ``off("epoch_end", warn_if_high)``, the ``emit`` call prints only
-#    ``epoch 4: loss 1.50``: the loss is above 1.0, but ``warn_if_high`` is no
-#    longer called.
+#       def note_epoch(epoch, loss):
+#           print(f"  note_epoch saw epoch {epoch}")
+#
+#       handle = add_callback("epoch_end", note_epoch)
+#       emit("epoch_end", epoch=5, loss=0.5)
+#       handle.remove()
+#       handle.remove()  # a second remove() does nothing
+#       emit("epoch_end", epoch=6, loss=0.4)
+#       print([func.__name__ for func in callbacks["epoch_end"]])
+#
+#    **Answers**
+#
+#    1. After three calls, ``double.calls`` is 3, and the decorated function
+#       is still called ``double``: ``functools.wraps`` copied the name onto
+#       the wrapper, and the counter lives on the wrapper as an attribute.
+#    2. After ``off("epoch_end", warn_if_high)``, the ``emit`` call prints only
+#       ``epoch 4: loss 1.50``: that loss is above the threshold, but
+#       ``warn_if_high`` is no longer in the registry, so nobody warns.
+#    3. ``note_epoch`` runs for ``epoch=5`` and, after ``handle.remove()``,
+#       not for ``epoch=6``; the second ``remove()`` does nothing, and the
+#       registry holds ``['print_loss']`` again. PyTorch's
+#       ``RemovableHandle`` works the same way.

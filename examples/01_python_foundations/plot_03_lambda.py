@@ -309,14 +309,16 @@ print("model saved after removing the hook:", buffer.tell() > 0)
 #
 #       import re
 #
+#       # 1. r"\d*$" matches the digits at the end, or nothing (then 0)
 #       names = ["resnet18", "vgg11", "alexnet"]
-#       print(sorted(names, key=lambda n: int(re.sub(r"\D", "", n) or 0)))
+#       print(sorted(names, key=lambda n: int(re.search(r"\d*$", n)[0] or 0)))
 #
+#       # 2. dict.update returns None, so the output is unchanged
 #       shapes = {}
 #       handles = [
 #           layer.register_forward_hook(
 #               lambda _m, _args, out, name=name: shapes.update({name: tuple(out.shape)})
-#           )  # dict.update returns None, so the output is unchanged
+#           )
 #           for name, layer in model.named_children()
 #       ]
 #       y = model(batch_1)
@@ -324,13 +326,23 @@ print("model saved after removing the hook:", buffer.tell() > 0)
 #           handle.remove()
 #       print(shapes, torch.equal(y, model(batch_1)))
 #
+#       # 3. the returned value replaces the output of model[0]
 #       handle = model[0].register_forward_hook(lambda _m, _args, out: out * 2)
 #       doubled = model(batch_1)
 #       handle.remove()
 #       by_hand = model[2](model[1](model[0](batch_1) * 2))
 #       print(torch.allclose(doubled, by_hand))
 #
-#    The sorted names are ``['alexnet', 'vgg11', 'resnet18']``. The shapes are
-#    ``{'0': (2, 3), '1': (2, 3), '2': (2, 2)}`` and the output is unchanged
-#    (``True``), since ``dict.update`` returns ``None``. The doubled output
-#    matches the hand-computed one (``True``).
+#    **Answers**
+#
+#    1. The sorted names are ``['alexnet', 'vgg11', 'resnet18']``: the key
+#       turns each name into the number at its end (``0`` for ``alexnet``,
+#       which has none), and ``sorted`` compares those numbers, not the
+#       names.
+#    2. The shapes are ``{'0': (2, 3), '1': (2, 3), '2': (2, 2)}`` and the
+#       output is unchanged (``True``): ``dict.update`` returns ``None``, so
+#       each ``lambda`` returns ``None`` too, and ``name=name`` gives each hook
+#       its own layer name.
+#    3. The hooked model's output matches the hand-computed
+#       ``model[2](model[1](2 * model[0](x)))`` (``True``): the value a
+#       forward hook returns replaces the layer's output, here on purpose.

@@ -359,23 +359,29 @@ conv_handle.remove()
 #
 #    .. code-block:: python
 #
+#       # 1. one hook, registered on every child layer
 #       def print_stats(module, args, output):
-#           print(type(module).__name__, output.mean().item(), output.std().item())
+#           print(f"{type(module).__name__:6s} mean {output.mean().item():.3f}"
+#                 f"  std {output.std().item():.3f}")
 #
 #       handles = [m.register_forward_hook(print_stats) for m in model.children()]
 #       model(images)
 #       for handle in handles:
 #           handle.remove()
 #
-#       # 2. TinyConvNet.forward takes one argument: the call raises a
-#       #    TypeError when forward is called. The model's forward pre-hooks
-#       #    have run by then (and would see both tensors in args), but no
-#       #    forward hook runs, and no layer. A model never receives the label.
+#       # 2. the call fails before any layer runs, so no forward hook records
+#       inputs.clear()
+#       handles = [module.register_forward_hook(record) for module in module_names]
 #       try:
 #           model(images, labels)
 #       except TypeError as error:
-#           print(error)
+#           print("TypeError:", error)
+#       finally:
+#           for handle in handles:
+#               handle.remove()
+#       print("layers whose hook ran:", len(inputs))
 #
+#       # 3. a second hook, on the ReLU
 #       handles = [
 #           edge_net[0].register_forward_hook(save_output_as("edges")),
 #           edge_net[1].register_forward_hook(save_output_as("relu")),
@@ -385,8 +391,17 @@ conv_handle.remove()
 #           handle.remove()
 #       print(torch.equal(feature_maps["relu"], feature_maps["edges"].clamp(min=0)))
 #
-#    The first solution prints one line per layer (``Conv2d``, ``ReLU``,
-#    ``Linear``) with the mean and standard deviation of its output. The
-#    second prints ``TinyConvNet.forward() takes 2 positional arguments but 3
-#    were given``. The third prints ``True``: the ReLU's output is the
-#    convolution's, clamped at 0.
+#    **Answers**
+#
+#    1. One line per layer: ``Conv2d`` (mean 0.070, std 0.487), ``ReLU``
+#       (mean 0.241, std 0.297) and ``Linear`` (mean -0.002, std 0.234). The
+#       ReLU's mean is higher than the convolution's because it sets the
+#       negative values to zero.
+#    2. The call raises ``TypeError: TinyConvNet.forward() takes 2 positional
+#       arguments but 3 were given``, and the hooks ran on 0 layers: the error
+#       comes when ``forward`` is called, before any layer runs. ``forward``
+#       takes the images only, so a label cannot reach a layer's ``input``
+#       this way; in a training loop it goes to the loss function.
+#    3. It prints ``True``: the ReLU's output is the convolution's output
+#       clamped at zero, so the convolution's hook caught the values before the
+#       ReLU, negative ones included.

@@ -317,6 +317,7 @@ with identity.register_forward_hook(add_one), identity.register_forward_hook(dou
 #
 #    .. code-block:: python
 #
+#       # 1. the pre-hook checks the module's training flag at every call
 #       def add_noise(module, args):
 #           if module.training:
 #               return (args[0] + 0.1 * torch.randn_like(args[0]),)
@@ -324,18 +325,24 @@ with identity.register_forward_hook(add_one), identity.register_forward_hook(dou
 #
 #       with layer.register_forward_pre_hook(add_noise):
 #           layer.train()
-#           print(layer(x))
+#           noisy = layer(x)
 #           layer.eval()
-#           print(layer(x))  # no noise in eval mode
+#           clean = layer(x)
+#       layer.train()  # back to the default mode
+#       print("training mode, output changed:", not torch.equal(noisy, out_plain))
+#       print("eval mode, output unchanged:  ", torch.equal(clean, out_plain))
 #
+#       # 2. the second hook receives what the first one returned
 #       captured = []
 #       with (
 #           model[0].register_forward_hook(lambda m, a, out: out.clamp(max=1.0)),
 #           model[0].register_forward_hook(lambda m, a, out: captured.append(out)),
 #       ):
 #           model(image)
-#       print(captured[0].max().item() <= 1.0)
+#       print(f"largest value without the hook: {model[0](image).max().item():.2f}")
+#       print(f"largest value the second hook saw: {captured[0].max().item():.2f}")
 #
+#       # 3. the always_call hook gets output=None when forward raised
 #       counts = {"started": 0, "finished": 0}
 #
 #       def on_start(module, args):
@@ -356,9 +363,15 @@ with identity.register_forward_hook(add_one), identity.register_forward_hook(dou
 #               pass
 #       print(counts)
 #
-#    The first solution prints two different outputs: in training mode the
-#    input is noisy, in evaluation mode it is not (the second output is
-#    ``layer(x)`` without a hook). The second prints ``True``: the second hook
-#    receives the clamped output. The third prints
-#    ``{'started': 2, 'finished': 1}``: both calls started, and only the first
-#    finished, since the ``always_call`` hook gets ``output=None`` on the error.
+#    **Answers**
+#
+#    1. In training mode the noise changes the output (``True``); in
+#       evaluation mode the hook returns ``None`` and the output is exactly the
+#       plain ``layer(x)`` (``True``). ``module.training`` is the same flag
+#       that Dropout reads.
+#    2. Without the hook the layer's largest value is 1.56; the second hook
+#       saw at most 1.00, because hooks run in registration order and each one
+#       receives the output the previous one returned.
+#    3. It prints ``{'started': 2, 'finished': 1}``: both calls started, and
+#       only the first finished, since the ``always_call`` hook gets
+#       ``output=None`` when ``forward`` raises.

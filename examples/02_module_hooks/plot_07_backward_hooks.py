@@ -93,12 +93,44 @@ print("nodes feeding it:", [type(node).__name__ for node, _ in output.grad_fn.ne
 print("grad_fn of the module's input x:", x.grad_fn)
 
 # %%
-# The convolution node has three inputs: ``x``, the weight and the bias (each
-# a leaf, so an ``AccumulateGrad`` node feeds it). The module's input ``x`` is
-# a leaf with no ``grad_fn`` at all. The two sets match only when every input
-# of the output's node is the output of an operation that made one of the
-# module's inputs; a weight or a bias never is, so every layer with
-# parameters gets this warning, however many operations its ``forward`` runs.
+# The convolution node has three inputs: ``x``, the weight and the bias, each
+# a leaf and so fed by an ``AccumulateGrad`` node. The module's input ``x`` is
+# a leaf with no ``grad_fn`` at all. The two sets match only when each node
+# feeding the output's node made one of the module's inputs. Two things break
+# that here, and neither is about several operations:
+#
+# - **parameters**: a weight or a bias is fed by its own ``AccumulateGrad``
+#   node, which is never an input's ``grad_fn``, so every layer with
+#   parameters gets this warning;
+# - **a leaf input**: the leaf ``x`` is fed by an ``AccumulateGrad`` node too,
+#   but it has no ``grad_fn`` to match it, so any module called on a leaf gets
+#   the warning.
+#
+# The function below runs a module once with an old-style hook and reports
+# whether the warning came. A bare ``nn.ReLU`` (one operation, no parameters)
+# warns on the leaf ``x`` and not on ``x * 1``, a tensor made by an operation.
+# A convolution warns on ``x * 1`` too (its parameters), and so do two
+# operations in a row, the case the wording describes.
+
+
+def warns_multiple_nodes(module, inputs):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with module.register_backward_hook(lambda _module, _grad_in, _grad_out: None):
+            module(inputs)
+    return any("multiple autograd Nodes" in str(w.message) for w in caught)
+
+
+cases = {
+    "ReLU on the leaf x": (nn.ReLU(), x),
+    "ReLU on x * 1": (nn.ReLU(), x * 1),
+    "Conv2d on x * 1": (nn.Conv2d(1, 2, kernel_size=2), x * 1),
+    "ReLU then Tanh on x * 1": (nn.Sequential(nn.ReLU(), nn.Tanh()), x * 1),
+}
+for name, (module, inputs) in cases.items():
+    print(f"{name:24s} warns: {warns_multiple_nodes(module, inputs)}")
+
+# %%
 # The wording is loose, but the conclusion holds: this ``grad_input`` is not
 # the gradient of the module's inputs alone.
 #
@@ -307,7 +339,9 @@ print("weight.grad unchanged:", torch.allclose(linear.weight.grad, plain_weight_
 # - ``register_backward_hook`` is deprecated: it reports the gradients of the
 #   inputs of the *last* operation of ``forward`` (``[5, 5, 5, 5]`` instead of
 #   ``[0, 5, 0, 5]`` above; three entries for ``nn.Linear``), and PyTorch warns
-#   with a ``FutureWarning`` when the module runs.
+#   with a ``FutureWarning`` when the module runs. The warning speaks of
+#   "multiple autograd Nodes", but parameters or a leaf input bring it on
+#   with a single operation.
 # - One module cannot carry both kinds; trying raises ``RuntimeError``.
 # - ``register_full_backward_pre_hook(hook)`` calls ``hook(module,
 #   grad_output)`` first; a returned ``grad_output`` changes the input and
@@ -330,6 +364,7 @@ print("weight.grad unchanged:", torch.allclose(linear.weight.grad, plain_weight_
 #
 #    .. code-block:: python
 #
+#       # 1. the hook stores both gradients; s is the sigmoid's output
 #       sigmoid = nn.Sigmoid()
 #       x = torch.randn(5, requires_grad=True)
 #       store = {}
@@ -340,6 +375,7 @@ print("weight.grad unchanged:", torch.allclose(linear.weight.grad, plain_weight_
 #           s.sum().backward()
 #       print(torch.allclose(store["gi"], store["go"] * s.detach() * (1 - s.detach())))
 #
+#       # 2. zero the gradient of output unit 1 before the module's gradients
 #       linear = nn.Linear(3, 2)
 #
 #       def keep_unit_0(module, grad_output):
@@ -350,6 +386,7 @@ print("weight.grad unchanged:", torch.allclose(linear.weight.grad, plain_weight_
 #           linear(torch.randn(4, 3)).sum().backward()
 #       print(linear.weight.grad[1])
 #
+#       # 3. the hook's return value replaces grad_input
 #       def clamp_grad_input(module, grad_input, grad_output):
 #           return tuple(g.clamp(-1.0, 1.0) for g in grad_input)
 #
@@ -359,8 +396,14 @@ print("weight.grad unchanged:", torch.allclose(linear.weight.grad, plain_weight_
 #           module(x).sum().backward()
 #       print(x.grad)
 #
-#    The first solution prints ``True``. The second prints
-#    ``tensor([0., 0., 0.])``: with the gradient of output unit 1 set to zero,
-#    the weight row of unit 1 gets no gradient. The third prints
-#    ``tensor([0., 1., 0., 1.])``: the true gradient ``[0, 5, 0, 5]``, clamped
-#    to at most 1.
+#    **Answers**
+#
+#    1. It prints ``True``: ``grad_input[0]`` is ``grad_output[0]`` times the
+#       sigmoid's local derivative ``s * (1 - s)``, the chain rule for one
+#       module.
+#    2. It prints ``tensor([0., 0., 0.])``: with the gradient of output unit 1
+#       set to zero before the module's gradients are computed, the weight row
+#       of that unit gets no gradient.
+#    3. It prints ``tensor([0., 1., 0., 1.])``: the true gradient
+#       ``[0, 5, 0, 5]``, clamped to at most 1, and ``x.grad`` receives the
+#       clamped values.

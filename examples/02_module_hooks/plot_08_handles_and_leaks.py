@@ -321,15 +321,17 @@ print("stored output.detach(): ", inputs_still_alive(lambda out: out.detach()))
 #
 #    .. code-block:: python
 #
+#       # 1. capture_activations removes its hook when the with block ends
 #       def get_activation(model, layer_name, x):
-#           with ht.capture_activations(model, layer_name) as acts:
+#           with ht.capture_activations(model, [layer_name]) as acts:
 #               model(x)
 #           return acts[layer_name]
 #
 #       for _ in range(5):
 #           get_activation(clean_model, "conv", x)
-#       print(ht.count_hooks(clean_model) == {})
+#       print("no hook left after 5 calls:", ht.count_hooks(clean_model) == {})
 #
+#       # 2. the group removes its hooks and lets the exception through
 #       try:
 #           with ht.HookGroup() as hooks:
 #               hooks.forward(clean_model.conv, lambda m, args, out: None)
@@ -337,13 +339,19 @@ print("stored output.detach(): ", inputs_still_alive(lambda out: out.detach()))
 #               raise ValueError("something went wrong")
 #       except ValueError as error:
 #           print("caught:", error)
-#       print(ht.count_hooks(clean_model) == {})
+#       print("no hook left after the error:", ht.count_hooks(clean_model) == {})
 #
-#       # A clone is a new tensor with no grad_fn: nothing refers to the
-#       # inputs, so all three are freed.
+#       # 3. a clone is a new tensor with no grad_fn
 #       print(inputs_still_alive(lambda out: out.detach().clone()))
 #
-#    The first and second solutions print ``True``: no hook is left, also
-#    after the ``ValueError`` (printed first as ``caught: something went
-#    wrong``). The third prints ``[False, False, False]``: the inputs are not
-#    kept alive.
+#    **Answers**
+#
+#    1. No hook is left after 5 calls (``True``): each call's hook lives only
+#       inside its ``with`` block, so nothing piles up, unlike the leaky
+#       ``get_activation`` at the top of the page.
+#    2. The error reaches the ``except`` clause (``caught: something went
+#       wrong``) and no hook is left (``True``): the group removed both hooks
+#       on its way out and did not swallow the exception.
+#    3. It prints ``[False, False, False]``: the inputs are freed. The clone
+#       is a new tensor with no ``grad_fn``, so nothing links it to the graph
+#       or to the input batches.

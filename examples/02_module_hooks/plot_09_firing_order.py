@@ -208,6 +208,7 @@ print("same total as our table:", summary.total_params == sum(p.numel() for p in
 #
 #    .. code-block:: python
 #
+#       # 1. a forward hook fires when its module's forward returns
 #       nested = nn.Sequential(nn.Linear(3, 2), nn.Sequential(nn.ReLU(), nn.Tanh()))
 #       order = []
 #       with ht.HookGroup() as hooks:
@@ -219,6 +220,7 @@ print("same total as our table:", summary.total_params == sum(p.numel() for p in
 #           nested(x)
 #       print(order)
 #
+#       # 2. a global pre-hook sees every module call
 #       from torch.nn.modules.module import register_module_forward_pre_hook
 #
 #       calls = []
@@ -228,16 +230,22 @@ print("same total as our table:", summary.total_params == sum(p.numel() for p in
 #               cnn(images)
 #       finally:
 #           handle.remove()
-#       print(len(calls), len(list(cnn.modules())))
+#       print("module calls:", len(calls), " modules:", len(list(cnn.modules())))
 #
+#       # 3. with leaves_only=False the containers get rows too
 #       full = ht.trace(cnn, images, leaves_only=False)
 #       model_row = next(row for row in full if row.name == "")
 #       print(model_row.type, model_row.output_shapes)
 #
-#    The first solution prints ``['Linear', 'ReLU', 'Tanh', 'Sequential',
-#    'Sequential']``: the inner ``Sequential``'s hook fires when its own
-#    ``forward`` returns, after ``ReLU`` and ``Tanh`` and before the outer one.
-#    The second prints ``15 15``: a forward pass of ``cnn`` calls each of its
-#    15 modules (itself included) once. The third prints
-#    ``SimpleCNN ((2, 5),)``: the model's output is the batch's two rows of
-#    five class scores.
+#    **Answers**
+#
+#    1. The order is ``['Linear', 'ReLU', 'Tanh', 'Sequential',
+#       'Sequential']``: a forward hook fires when its module's ``forward``
+#       returns, so the inner ``Sequential`` comes after ``ReLU`` and ``Tanh``,
+#       and the outer one, which returns last, comes last.
+#    2. A forward pass of ``cnn`` makes 15 module calls, and ``cnn`` has 15
+#       modules (itself included): here each module is called exactly once. A
+#       module called twice in ``forward``, or one never called, would make the
+#       two numbers differ.
+#    3. The model's own row is ``SimpleCNN ((2, 5),)``: its output has shape
+#       ``(2, 5)``, one row of five class scores for each of the two images.

@@ -239,26 +239,34 @@ print("matches the hand-derived gradient:", torch.allclose(saved["gradient"], ex
 #
 #    .. code-block:: python
 #
-#       # 1. dz/dy = 48 becomes 144, so x.grad = 144 * 4 = 576
+#       # 1. the hook triples dz/dy before autograd multiplies it by dy/dx
+#       def triple(grad):
+#           print(f"gradient arriving at y: {grad.item()}, tripled: {3 * grad.item()}")
+#           return grad * 3
+#
 #       x = torch.tensor([2.0], requires_grad=True)
 #       y = x**2
-#       y.register_hook(lambda grad: grad * 3)
+#       y.register_hook(triple)
 #       (y**3).backward()
-#       print(x.grad)  # tensor([576.])
+#       print(f"dy/dx = 2*x = {2 * x.item()}, x.grad = {x.grad.item()}")
 #
-#       # 2. yes: hooks run in registration order, so halving first gives
-#       #    (48 / 2 + 1) * 4 = 100 and adding 1 first gives (48 + 1) / 2 * 4 = 98
-#       for first, second in [(lambda g: g / 2, lambda g: g + 1),
-#                             (lambda g: g + 1, lambda g: g / 2)]:
+#       # 2. two hooks on one tensor, in both registration orders
+#       def halve(grad):
+#           return grad / 2
+#
+#       def add_one(grad):
+#           return grad + 1
+#
+#       for name, first, second in [("halve, then add 1", halve, add_one),
+#                                   ("add 1, then halve", add_one, halve)]:
 #           x = torch.tensor([2.0], requires_grad=True)
 #           y = x**2
 #           y.register_hook(first)
 #           y.register_hook(second)
 #           (y**3).backward()
-#           print(x.grad)  # tensor([100.]), then tensor([98.])
+#           print(f"{name}: x.grad = {x.grad.item()}")
 #
-#       # 3. they differ exactly where the ReLU output is zero: there the
-#       #    gradient before the ReLU is 0; everywhere else the two are equal
+#       # 3. the gradient before the ReLU, next to the one after it
 #       grads = {}
 #
 #       def save_pre_relu_gradient(module, args, output):
@@ -268,5 +276,24 @@ print("matches the hand-derived gradient:", torch.allclose(saved["gradient"], ex
 #       model(inputs).sum().backward()
 #       handle.remove()
 #       active = model[1](model[0](inputs)) > 0
-#       print(torch.equal(grads["pre_relu"][active], saved["gradient"][active]))  # True
-#       print(bool((grads["pre_relu"][~active] == 0).all()))  # True
+#       differ = grads["pre_relu"] != saved["gradient"]
+#       print("equal where the ReLU is active:",
+#             torch.equal(grads["pre_relu"][active], saved["gradient"][active]))
+#       print("zero before the ReLU where it is inactive:",
+#             bool((grads["pre_relu"][~active] == 0).all()))
+#       print(f"entries that differ: {int(differ.sum())} of {differ.numel()},"
+#             f" inactive entries: {int((~active).sum())}")
+#
+#    **Answers**
+#
+#    1. ``x.grad`` is 576: the hook turns dz/dy = 48 into 144, and autograd
+#       multiplies that by dy/dx = 4. Whatever factor the hook applies at
+#       ``y`` reaches ``x.grad`` unchanged.
+#    2. Yes. Hooks on one tensor run in registration order, each receiving
+#       what the previous one returned: halving first gives
+#       ``(48 / 2 + 1) * 4``, so ``x.grad`` is 100; adding 1 first gives
+#       ``(48 + 1) / 2 * 4``, so 98.
+#    3. The two gradients are equal where the ReLU is active and differ
+#       exactly where its output is zero (14 of 24 entries here): there the
+#       ReLU passes no gradient back, so the gradient before it is zero, while
+#       the gradient after it is not.

@@ -353,7 +353,7 @@ post_handle.remove()
 #
 #    .. code-block:: python
 #
-#       # 1. the two give the same gradients (True)
+#       # 1. a hand-written element-wise clip against the library's
 #       def clamp_elements(param):
 #           param.grad.clamp_(-0.5, 0.5)
 #
@@ -367,28 +367,45 @@ post_handle.remove()
 #       model.zero_grad()
 #       with ht.clip_gradients(model, max_value=0.5):
 #           loss_fn(model(inputs), targets).backward()
-#       print(all(torch.equal(a, p.grad) for a, p in zip(by_hand, model.parameters())))
+#       same = all(torch.equal(a, p.grad) for a, p in zip(by_hand, model.parameters()))
+#       print("same gradients:", same)
+#       largest = max(p.grad.abs().max().item() for p in model.parameters())
+#       print("largest gradient entry:", largest)
 #
-#       # 2. a factor of 0 makes the new gradient zero, so .grad is all zeros;
-#       #    the step still changes small.weight: weight decay does not need a
-#       #    gradient, so the layer is not frozen
+#       # 2. a zero gradient, then an SGD step with weight decay
 #       model.zero_grad()
 #       with ht.scale_gradients(model, 0.0, layers="small"):
 #           loss_fn(model(inputs), targets).backward()
-#       print(bool((model.small.weight.grad == 0).all()))  # True
+#       print("small.weight.grad all zero:", bool((model.small.weight.grad == 0).all()))
 #       before = model.small.weight.detach().clone()
 #       torch.optim.SGD(model.parameters(), lr=0.1, weight_decay=0.1).step()
-#       print(torch.equal(before, model.small.weight))  # False
+#       change = (model.small.weight - before).abs().max().item()
+#       print(f"largest change of small.weight: {change:.4f}"
+#             f" = 0.1 * 0.1 * {before.abs().max().item():.4f}")
 #
-#       # 3. after 20 steps the learning rate is 0.1 / 2 / 2 = 0.025
+#       # 3. the pre-hook runs before each step, so it can set that step's rate
 #       def halve_every_10(optimizer, args, kwargs):
 #           halve_every_10.calls += 1
 #           if halve_every_10.calls % 10 == 0:
 #               for group in optimizer.param_groups:
 #                   group["lr"] /= 2
+#               print(f"step {halve_every_10.calls}: lr = {optimizer.param_groups[0]['lr']}")
 #
 #       halve_every_10.calls = 0
 #       with optimizer.register_step_pre_hook(halve_every_10):
 #           for _ in range(20):
 #               optimizer.step()
-#       print(optimizer.param_groups[0]["lr"])  # 0.025
+#
+#    **Answers**
+#
+#    1. The two give the same gradients (``True``), none of whose entries
+#       is larger than 0.5 in size. This clips each entry on its own, so
+#       unlike the norm clipping above it can change a gradient's direction.
+#    2. ``.grad`` is all zeros (``True``), but the SGD step still moves
+#       ``small.weight``, by up to 0.0050: weight decay adds
+#       ``weight_decay * weight`` to the zero gradient, so each weight shrinks
+#       by ``lr * weight_decay = 0.01`` of its value. A zero gradient does not
+#       freeze a layer.
+#    3. The learning rate is halved in the pre-hooks of the 10th and the 20th
+#       step, from ``lr=0.1`` to 0.05, then 0.025; since a pre-hook runs
+#       before its step, those two steps already use the new rate.

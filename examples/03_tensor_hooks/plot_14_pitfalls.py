@@ -351,23 +351,21 @@ torch.compiler.reset()  # leave no compiled code behind for later pages
 #
 #    .. code-block:: python
 #
-#       # 1. an out-of-place ReLU leaves the hooked output untouched: the
-#       #    forward pass runs and the hook fires (prints "fired")
+#       # 1. an out-of-place ReLU leaves the hooked output untouched
 #       model = nn.Sequential(nn.Linear(4, 6), nn.ReLU(), nn.Linear(6, 2))
-#       with model[0].register_full_backward_hook(lambda m, gi, go: print("fired")):
+#       with model[0].register_full_backward_hook(lambda m, gi, go: print("hook fired")):
 #           model(torch.randn(3, 4, requires_grad=True)).sum().backward()
 #
-#       # 2. under no_grad no graph is built, so nothing keeps the batches:
-#       #    both lines show the same 327680 bytes (320 KiB), the 20 stored
-#       #    outputs of 16 KiB each
+#       # 2. the measurement of pitfall 3, under no_grad
 #       model = nn.Sequential(nn.Linear(1024, 64), nn.ReLU(), nn.Linear(64, 10))
 #       with torch.no_grad():
-#           print(bytes_alive_per_step(lambda output: output)[-1])
-#           print(bytes_alive_per_step(lambda output: output.detach())[-1])
+#           for label, keep in [("output", lambda output: output),
+#                               ("output.detach()", lambda output: output.detach())]:
+#               history = bytes_alive_per_step(keep)
+#               print(f"stored {label}: {history[-1]} bytes after {len(history)} steps,"
+#                     f" {history[-1] // len(history) // 1024} KiB per step")
 #
-#       # 3. like the forward hook: the compiled model ignores the new
-#       #    pre-hook (an empty list) until torch.compiler.reset(), after
-#       #    which it fires (['pre'])
+#       # 3. a pre-hook added after compiling a hook-free model
 #       torch.compiler.reset()
 #       calls = []
 #       model = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
@@ -380,3 +378,17 @@ torch.compiler.reset()  # leave no compiled code behind for later pages
 #       compiled(torch.randn(2, 4))
 #       print("after reset():", calls)
 #       handle.remove()
+#       torch.compiler.reset()
+#
+#    **Answers**
+#
+#    1. Replace ``nn.ReLU(inplace=True)`` by ``nn.ReLU()``: the forward pass
+#       runs and the hook fires (``hook fired``). The out-of-place ReLU writes
+#       a new tensor and leaves the hooked module's output untouched.
+#    2. Both lines show the same 327680 bytes after 20 steps, 16 KiB per
+#       step: under ``no_grad`` no graph is built, so nothing keeps the input
+#       batches, and what stays alive is only the stored ReLU outputs of
+#       16 KiB each.
+#    3. Like the forward hook: the compiled model ignores the new pre-hook
+#       (an empty list) until ``torch.compiler.reset()``; the next call traces
+#       again and the pre-hook fires (``['pre']``).

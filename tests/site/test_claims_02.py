@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import re
 
-from sitecheck import match, outputs
+from sitecheck import match, outputs, quoted_in_both_languages, run_page
 
 PAGE = "02"
 
@@ -83,21 +83,20 @@ def test_register_forward_hook_returns_a_removable_handle() -> None:
     assert printed.count("Linear -> output shape") == 2
 
 
-def test_solution_after_off() -> None:
-    # "the ``emit`` call prints only ``epoch 4: loss 1.50``: ... ``warn_if_high``
-    # is no longer called" (the same computation as the solution)
-    callbacks: dict[str, list[object]] = {}
-    printed: list[str] = []
-
-    def print_loss(epoch: int, loss: float) -> None:
-        printed.append(f"epoch {epoch}: loss {loss:.2f}")
-
-    def warn_if_high(epoch: int, loss: float) -> None:
-        if loss > 1.0:
-            printed.append(f"  epoch {epoch}: loss is still above 1.0")
-
-    callbacks["epoch_end"] = [print_loss, warn_if_high]
-    callbacks["epoch_end"].remove(warn_if_high)
-    for func in callbacks["epoch_end"]:
-        func(epoch=4, loss=1.5)  # type: ignore[operator]
-    assert printed == ["epoch 4: loss 1.50"]
+def test_solutions_state_their_answers() -> None:
+    lines = run_page(PAGE).solutions.splitlines()
+    # "After three calls, ``double.calls`` is 3, and the decorated function is
+    # still called ``double``"
+    assert lines[0] == "double 3"
+    # "the ``emit`` call prints only ``epoch 4: loss 1.50``: that loss is above the
+    # threshold, but ``warn_if_high`` is no longer in the registry"
+    assert lines[1] == "epoch 4: loss 1.50"
+    # "``note_epoch`` runs for epoch 5 and not for epoch 6, after ``handle.remove()``;
+    # ... the registry holds ``['print_loss']`` again"
+    assert lines[2:] == [
+        "epoch 5: loss 0.50",
+        "  note_epoch saw epoch 5",
+        "epoch 6: loss 0.40",
+        "['print_loss']",
+    ]
+    quoted_in_both_languages(PAGE, "epoch 4: loss 1.50", "['print_loss']")

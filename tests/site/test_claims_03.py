@@ -90,7 +90,7 @@ def test_lambda_hooks_cannot_be_pickled() -> None:
 def test_solution_values() -> None:
     # "The sorted names are ``['alexnet', 'vgg11', 'resnet18']``" (the solution's computation)
     names = ["resnet18", "vgg11", "alexnet"]
-    answer = sorted(names, key=lambda n: int(re.sub(r"\D", "", n) or 0))
+    answer = sorted(names, key=lambda n: int(re.search(r"\d*$", n)[0] or 0))
     assert answer == ["alexnet", "vgg11", "resnet18"]
     quoted_in_both_languages(PAGE, str(answer), "{'0': (2, 3), '1': (2, 3), '2': (2, 2)}")
 

@@ -7,7 +7,16 @@ import io
 import re
 
 import pytest
-from sitecheck import match, number, numbers, outputs, run_page
+from sitecheck import (
+    EXAMPLES,
+    match,
+    number,
+    numbers,
+    outputs,
+    prose,
+    quoted_in_both_languages,
+    run_page,
+)
 
 PAGE = "04"
 
@@ -80,20 +89,6 @@ def test_step_lr_halves_every_two_epochs() -> None:
     assert rates == [0.03, 0.03, 0.015, 0.015, 0.0075, 0.0075]
 
 
-def test_solution_values() -> None:
-    # "Each epoch runs 4 batches (256 images in batches of 64, ``fit``'s default),
-    # so ``counter`` ends at ``8 512``"
-    printed = outputs(PAGE)
-    images = int(number(r"train images: \((\d+), 3, 32, 32\)", printed))
-    assert images == 256
-    assert (2 * (images // 64), 2 * images) == (8, 512)
-    # "The lowest validation loss is at ... the last epoch of the early-stopping run"
-    lowest_epoch = int(
-        numbers(r"lowest val_loss of any epoch: ([\d.]+) at epoch (\d+)", printed)[1]
-    )
-    assert lowest_epoch == int(number(r"epochs run: (\d+) of 30", printed))
-
-
 def test_solutions_state_their_answers() -> None:
     run = run_page(PAGE)
     lines = run.solutions.splitlines()
@@ -116,11 +111,35 @@ def test_solutions_state_their_answers() -> None:
     assert history.epochs == [1, 2]
     assert accuracies[int(epoch) - 1] == max(accuracies)
     assert best == pytest.approx(max(accuracies), abs=5e-4)  # printed with 3 decimals
-    # "so ``counter`` ends at ``8 512``: 8 batches, 512 samples"
-    assert lines[1] == "8 512"
-    # "The lowest validation loss is at the epoch printed above as the lowest, the last
-    # epoch of the early-stopping run"
-    lowest = numbers(r"lowest val_loss of any epoch: ([\d.]+) at epoch (\d+)", outputs(PAGE))
-    solution_epoch, solution_loss = numbers(r"^\((\d+), ([\d.e-]+)\)$", lines[2])
-    assert solution_epoch == lowest[1]
-    assert solution_loss == pytest.approx(lowest[0], abs=5e-5)  # the page prints 4 decimals
+    # "the same seeded run as the first two epochs above"
+    second_epoch = number(r"epoch 2/6 .*val_accuracy ([\d.]+)", outputs(PAGE))
+    assert best == pytest.approx(second_epoch, abs=5e-4)
+    # "The counter ends at 8 batches and 512 samples: each of the 2 epochs goes through
+    # the 256 training images once, in batches of 64"
+    assert lines[1] == "batches: 8, samples: 512"
+    assert lines[2] == "256 images per epoch, 64 per batch"
+    # "The lowest validation loss, 0.0028, comes in the 11th epoch, the last one of the
+    # early-stopping run, and not in the 9th, the best epoch that ``EarlyStopping``
+    # restored"
+    printed = outputs(PAGE)
+    lowest, lowest_epoch = numbers(
+        r"lowest val_loss of any epoch: ([\d.]+) at epoch (\d+)", printed
+    )
+    assert lines[3] == f"lowest val_loss {lowest:.4f} at epoch {int(lowest_epoch)}"
+    assert lowest_epoch == number(r"epochs run: (\d+) of 30", printed)
+    best = int(number(r"best epoch: (\d+) stopped", printed))
+    assert lines[4] == f"best epoch restored by EarlyStopping: {best}"
+    assert best < lowest_epoch
+    quoted_in_both_languages(PAGE, f"{lowest:.4f}")
+    for language in ("en", "zh_CN"):  # "the 11th epoch" / "第 11 轮", "the 9th" / "第 9 轮"
+        text = prose(PAGE, language)
+        assert f"{int(lowest_epoch)}th" in text or f"第 {int(lowest_epoch)} 轮" in text
+        assert f"{best}th" in text or f"第 {best} 轮" in text
+
+
+def test_every_figure_is_shown() -> None:
+    # the downloaded script shows its two figures in a terminal too (style: plt.show())
+    source = (EXAMPLES / "01_python_foundations" / "plot_04_training_callbacks.py").read_text()
+    figures = source.count("plt.subplots(")
+    assert figures == 2
+    assert source.count("\nplt.show()\n") == figures

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 
 import torch
-from sitecheck import match, numbers, outputs, quoted_in_both_languages
+from sitecheck import match, number, numbers, outputs, quoted_in_both_languages, run_page
 from torch import nn
 
 PAGE = "06"
@@ -79,8 +79,8 @@ def test_prepend_and_order() -> None:
 
 
 def test_solution_values() -> None:
-    # "The third prints ``{'started': 2, 'finished': 1}``" and "The second prints
-    # ``True``" (the same computations as the solutions)
+    # "It prints ``{'started': 2, 'finished': 1}``" and "the second hook saw at most
+    # 1.00" (the same computations as the solutions, on fresh modules)
 
     class Fragile(nn.Module):
         def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -111,3 +111,21 @@ def test_solution_values() -> None:
     conv.register_forward_hook(lambda _m, _a, out: captured.append(out))
     conv(torch.randn(1, 1, 6, 6) * 10)
     assert captured[0].max().item() <= 1.0
+
+
+def test_solutions_state_their_answers() -> None:
+    lines = run_page(PAGE).solutions.splitlines()
+    # 1. "In training mode the noise changes the output (``True``); in evaluation mode
+    #    the hook returns ``None`` and the output is exactly the plain ``layer(x)``"
+    assert lines[:2] == [
+        "training mode, output changed: True",
+        "eval mode, output unchanged:   True",
+    ]
+    # 2. "Without the hook the layer's largest value is 1.56; the second hook saw at
+    #    most 1.00"
+    largest = number(r"^largest value without the hook: ([\d.]+)$", lines[2])
+    assert largest > 1.0
+    assert lines[3] == "largest value the second hook saw: 1.00"
+    quoted_in_both_languages(PAGE, f"{largest:.2f}")
+    # 3. "It prints ``{'started': 2, 'finished': 1}``"
+    assert lines[4:] == ["{'started': 2, 'finished': 1}"]

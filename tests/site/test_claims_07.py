@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import pytest
@@ -45,8 +46,8 @@ def _warns(module: nn.Module, x: torch.Tensor) -> bool:
 
 
 def test_every_layer_with_parameters_gets_the_warning() -> None:
-    # "a weight or a bias never is, so every layer with parameters gets this
-    # warning, however many operations its ``forward`` runs" (a unit test of the check)
+    # "a weight or a bias ... is never an input's ``grad_fn``, so every layer with
+    # parameters gets this warning" (a unit test of the check)
     x = torch.randn(1, 1, 4, 4, requires_grad=True)
     frozen = nn.Conv2d(1, 2, kernel_size=2, bias=False).requires_grad_(False)
     assert _warns(nn.Conv2d(1, 2, kernel_size=2), x * 1)  # input made by an operation
@@ -54,6 +55,22 @@ def test_every_layer_with_parameters_gets_the_warning() -> None:
     assert _warns(nn.Linear(4, 2), x.view(4, 4) * 1)
     # a one-operation module without parameters, on an operation's output: no warning
     assert not _warns(nn.ReLU(), x * 1)
+
+
+def test_a_leaf_input_is_the_second_cause() -> None:
+    # "the leaf ``x`` is fed by an ``AccumulateGrad`` node too, but it has no
+    # ``grad_fn`` to match it, so any module called on a leaf gets the warning"
+    x = torch.randn(1, 1, 4, 4, requires_grad=True)
+    assert _warns(nn.ReLU(), x)
+    assert _warns(nn.Tanh(), x)
+    # "A bare ``nn.ReLU`` (one operation, no parameters) warns on the leaf ``x`` and
+    # not on ``x * 1``, a tensor made by an operation. A convolution warns on ``x * 1``
+    # too (its parameters), and so do two operations in a row"
+    printed = outputs(PAGE)
+    assert re.search(r"^ReLU on the leaf x\s+warns: True$", printed, flags=re.MULTILINE)
+    assert re.search(r"^ReLU on x \* 1\s+warns: False$", printed, flags=re.MULTILINE)
+    assert re.search(r"^Conv2d on x \* 1\s+warns: True$", printed, flags=re.MULTILINE)
+    assert re.search(r"^ReLU then Tanh on x \* 1\s+warns: True$", printed, flags=re.MULTILINE)
 
 
 def test_full_backward_hook() -> None:

@@ -80,7 +80,12 @@ def test_undetached_outputs_keep_inputs_alive() -> None:
 
 def test_solutions_state_their_answers() -> None:
     lines = run_page(PAGE).solutions.splitlines()
-    # "The first and second solutions print ``True``: no hook is left, also after the
-    # ``ValueError`` (printed first as ``caught: something went wrong``). The third prints
-    # ``[False, False, False]``: the inputs are not kept alive."
-    assert lines == ["True", "caught: something went wrong", "True", "[False, False, False]"]
+    # 1. "No hook is left after 5 calls (``True``)"; 2. "The error reaches the ``except``
+    # clause (``caught: something went wrong``) and no hook is left (``True``)";
+    # 3. "It prints ``[False, False, False]``: the inputs are freed."
+    assert lines == [
+        "no hook left after 5 calls: True",
+        "caught: something went wrong",
+        "no hook left after the error: True",
+        "[False, False, False]",
+    ]

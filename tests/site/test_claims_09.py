@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 import torch
-from sitecheck import match, outputs, quoted_in_both_languages
+from sitecheck import match, outputs, quoted_in_both_languages, run_page
 from torch import nn
 from torch.nn.modules.module import register_module_forward_pre_hook
 
@@ -71,9 +71,10 @@ def test_summary_table() -> None:
 
 
 def test_solution_values() -> None:
-    # "The first solution prints ``['Linear', 'ReLU', 'Tanh', 'Sequential',
-    # 'Sequential']``"; "The second prints ``15 15``"; "The third prints
-    # ``SimpleCNN ((2, 5),)``" (the same computations as the solutions)
+    # "The order is ``['Linear', 'ReLU', 'Tanh', 'Sequential', 'Sequential']``"; "A
+    # forward pass of ``cnn`` makes 15 module calls, and ``cnn`` has 15 modules";
+    # "The model's own row is ``SimpleCNN ((2, 5),)``" (the same computations as the
+    # solutions)
     nested = nn.Sequential(nn.Linear(3, 2), nn.Sequential(nn.ReLU(), nn.Tanh()))
     order: list[str] = []
     with ht.HookGroup() as hooks:
@@ -95,4 +96,13 @@ def test_solution_values() -> None:
     assert len(calls) == len(list(cnn.modules())) == 15
     row = next(r for r in ht.trace(cnn, images, leaves_only=False) if r.name == "")
     assert (row.type, row.output_shapes) == ("SimpleCNN", ((2, 5),))
-    quoted_in_both_languages(PAGE, "15 15", "SimpleCNN ((2, 5),)")
+    quoted_in_both_languages(PAGE, "SimpleCNN ((2, 5),)")
+
+
+def test_solutions_state_their_answers() -> None:
+    lines = run_page(PAGE).solutions.splitlines()
+    assert lines == [
+        "['Linear', 'ReLU', 'Tanh', 'Sequential', 'Sequential']",
+        "module calls: 15  modules: 15",
+        "SimpleCNN ((2, 5),)",
+    ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import warnings
 
 import torch
-from sitecheck import match, number, outputs, quoted_in_both_languages, run_page
+from sitecheck import match, number, numbers, outputs, quoted_in_both_languages, run_page
 from torch import nn
 
 PAGE = "10"
@@ -115,13 +115,28 @@ def test_a_lambda_forward_hook_that_returns_the_handle_replaces_the_output() -> 
 def test_solutions_state_their_answers() -> None:
     run = run_page(PAGE)
     lines = run.solutions.splitlines()
-    # 1. "dz/dy = 48 becomes 144, so x.grad = 144 * 4 = 576"
-    assert lines[0] == "tensor([576.])"
-    # 2. "yes: ... halving first gives ... 100 and adding 1 first gives ... 98"
-    assert lines[1:3] == ["tensor([100.])", "tensor([98.])"]
-    # 3. "they differ exactly where the ReLU output is zero: there the gradient before the
-    #    ReLU is 0; everywhere else the two are equal"
-    assert lines[3:5] == ["True", "True"]
+    # 1. "``x.grad`` is 576: the hook turns dz/dy = 48 into 144, and autograd multiplies
+    #    that by dy/dx = 4"
+    assert lines[:2] == [
+        "gradient arriving at y: 48.0, tripled: 144.0",
+        "dy/dx = 2*x = 4.0, x.grad = 576.0",
+    ]
+    # 2. "halving first gives ``(48 / 2 + 1) * 4``, so ``x.grad`` is 100; adding 1 first
+    #    gives ``(48 + 1) / 2 * 4``, so 98"
+    assert lines[2:4] == ["halve, then add 1: x.grad = 100.0", "add 1, then halve: x.grad = 98.0"]
+    assert ((48 / 2 + 1) * 4, (48 + 1) / 2 * 4) == (100, 98)
+    # 3. "The two gradients are equal where the ReLU is active and differ exactly where
+    #    its output is zero (14 of 24 entries here): there ... the gradient before it is
+    #    zero, while the gradient after it is not."
+    assert lines[4:6] == [
+        "equal where the ReLU is active: True",
+        "zero before the ReLU where it is inactive: True",
+    ]
+    differ, total, inactive = numbers(
+        r"entries that differ: (\d+) of (\d+), inactive entries: (\d+)", lines[6]
+    )
+    assert differ == inactive
+    assert total == 24
     ns = run.namespace
     active = ns["active"]
     assert bool((ns["saved"]["gradient"][~active] != 0).all())  # so they really differ there

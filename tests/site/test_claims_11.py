@@ -6,8 +6,9 @@ import ast
 import math
 import re
 
+import pytest
 import torch
-from sitecheck import match, number, outputs, quoted_in_both_languages, run_page
+from sitecheck import match, number, numbers, outputs, quoted_in_both_languages, run_page
 from torch import nn
 
 PAGE = "11"
@@ -140,7 +141,19 @@ def test_step_hooks_run_around_each_step() -> None:
 
 def test_solutions_state_their_answers() -> None:
     lines = run_page(PAGE).solutions.splitlines()
-    # 1. "the two give the same gradients (True)"
-    # 2. ".grad is all zeros; the step still changes small.weight ... not frozen"
-    # 3. "after 20 steps the learning rate is 0.1 / 2 / 2 = 0.025"
-    assert lines == ["True", "True", "False", "0.025"]
+    # 1. "The two give the same gradients (``True``), none of whose entries is larger
+    #    than 0.5 in size."
+    assert lines[0] == "same gradients: True"
+    assert number(r"largest gradient entry: ([\d.]+)", lines[1]) <= 0.5
+    # 2. "``.grad`` is all zeros (``True``), but the SGD step still moves
+    #    ``small.weight``, by up to 0.0050: ... each weight shrinks by
+    #    ``lr * weight_decay = 0.01`` of its value"
+    assert lines[2] == "small.weight.grad all zero: True"
+    change, largest_weight = numbers(
+        r"largest change of small.weight: ([\d.]+) = 0.1 \* 0.1 \* ([\d.]+)", lines[3]
+    )
+    assert change == pytest.approx(0.01 * largest_weight, abs=5e-5)
+    assert f"{change:.4f}" == "0.0050"
+    # 3. "halved in the pre-hooks of the 10th and the 20th step, from ``lr=0.1`` to 0.05,
+    #    then 0.025"
+    assert lines[4:] == ["step 10: lr = 0.05", "step 20: lr = 0.025"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import itertools
 import re
 
 import torch
@@ -121,14 +122,28 @@ def test_gradient_norms_small_and_exploding_runs() -> None:
 
 def test_solutions_state_their_answers() -> None:
     lines = run_page(PAGE).solutions.splitlines()
-    # 1. "no report (an empty list): every output is finite"
-    assert lines[0] == "[]"
-    # 2. "the ReLU zeros give an Inf gradient in the backward pass, and detect_anomalies names
-    #    it. torch.autograd.detect_anomaly() raises nothing ... the parameter gradients stay
-    #    finite"
-    assert re.match(r"backward pass: .* has 0 NaN and \d+ Inf values .*'sqrt'$", lines[1])
-    assert lines[2] == "fc1 gradient finite: True"
-    # 3. "only the last ReLU ("ReLU 7") still has dead units"
-    dead = ast.literal_eval(lines[3])
+    # 1. "No module reports anything (an empty list)"
+    assert lines[0] == "reports: []"
+    # 2. "the gradient of the ReLU's output has 38 Inf values (of 80), one for each of the
+    #    38 zeros in that output ... It names ``sqrt`` ... ``torch.autograd.detect_anomaly()``
+    #    raises nothing ... the parameter gradients stay finite (``True``)."
+    inf, total = numbers(
+        r"^backward pass: .* has 0 NaN and (\d+) Inf values \(of (\d+)\).*'sqrt'$", lines[1]
+    )
+    assert lines[2] == f"zero outputs of the ReLU: {int(inf)}"
+    assert total == 80
+    assert lines[3:5] == ["detect_anomaly raised: False", "fc1 gradient finite: True"]
+    quoted_in_both_languages(PAGE, f"{int(inf)}")
+    # 3. "Only the last ReLU, ``ReLU 7``, still has dead units (0.41 of them) ... the
+    #    input-driven part of the signal [shrinks] about threefold per layer ... so at
+    #    ``mlp[6]`` the biases ... outweigh the input"
+    dead = ast.literal_eval(lines[5])
     assert [name for name, fraction in dead.items() if fraction > 0] == ["ReLU 7"]
     assert torch.equal(run_page(PAGE).namespace["mlp"][4].bias, torch.zeros(32))
+    rows = [
+        numbers(r"input-driven std ([\d.]+), mean \|bias\| ([\d.]+)", line) for line in lines[6:]
+    ]
+    stds = [std for std, _ in rows]
+    assert len(stds) == 4
+    assert all(2 < a / b < 4.5 for a, b in itertools.pairwise(stds))  # about threefold
+    assert rows[3][1] > 3 * rows[3][0]  # at mlp[6] the biases outweigh the input

@@ -114,11 +114,15 @@ def test_a_backward_hook_leaves_nothing_compiled() -> None:
 def test_solutions_state_their_answers() -> None:
     run = run_page(PAGE)
     lines = run.solutions.splitlines()
-    # 1. "the forward pass runs and the hook fires (prints "fired")"
-    assert lines[0] == "fired"
-    # 2. "both lines show the same 327680 bytes (320 KiB), the 20 stored outputs of 16 KiB each"
-    assert lines[1:3] == ["327680", "327680"]
-    assert 327680 == 20 * 64 * 64 * 4
+    # 1. "the forward pass runs and the hook fires (``hook fired``)"
+    assert lines[0] == "hook fired"
+    # 2. "Both lines show the same 327680 bytes after 20 steps, 16 KiB per step ... the
+    #    stored ReLU outputs of 16 KiB each"
+    assert lines[1:3] == [
+        "stored output: 327680 bytes after 20 steps, 16 KiB per step",
+        "stored output.detach(): 327680 bytes after 20 steps, 16 KiB per step",
+    ]
+    assert 327680 == 20 * 64 * 64 * 4  # 20 ReLU outputs of 64 x 64 float32 values
     # 3. "the compiled model ignores the new pre-hook (an empty list) until
-    #    torch.compiler.reset(), after which it fires (['pre'])"
+    #    ``torch.compiler.reset()``; the next call traces again and the pre-hook fires"
     assert lines[3:5] == ["after adding the pre-hook: []", "after reset(): ['pre']"]
