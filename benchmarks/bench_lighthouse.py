@@ -139,7 +139,9 @@ def main() -> int:
     targets += ["generated/hooks_tutorial.GradCAM.html"]
     targets = list(dict.fromkeys(targets))
     print(f"Lighthouse 12, mobile preset, served with gzip from {base}")
-    header = f"{'page':58s} {'perf':>4s} {'a11y':>4s} {'bp':>4s} {'seo':>4s} {'LCP s':>6s} {'KiB':>7s}"
+    header = (
+        f"{'page':58s} {'perf':>4s} {'a11y':>4s} {'bp':>4s} {'seo':>4s} {'LCP s':>6s} {'KiB':>7s}"
+    )
     print(header)
     with tempfile.TemporaryDirectory() as tmp:
         for language in ("en", "zh_CN"):
@@ -164,9 +166,9 @@ def main() -> int:
             f"heaviest {heaviest[0]}: HTML {heaviest[1] / 1024:.0f} KiB + "
             f"images {heaviest[2] / 1024:.0f} KiB"
         )
-    figures = sorted((SITE / "en" / "_images").glob("*.png"))
+    figures = sorted(p for p in (SITE / "en" / "_images").iterdir() if p.suffix != ".svg")
     print(
-        f"figures in en/_images: {len(figures)} files, "
+        f"images in en/_images (figures with their 2x variants, thumbnails): {len(figures)} files, "
         f"{sum(p.stat().st_size for p in figures) / 2**20:.2f} MiB"
     )
     return 0
