@@ -101,8 +101,8 @@ class SegmentationTarget:
         if output.dim() != 4:
             msg = (
                 f"SegmentationTarget needs a segmentation output [B, classes, H, W], got "
-                f"shape {tuple(output.shape)}; for a classifier output [B, classes] use "
-                "ClassTarget or an int target"
+                f"shape {tuple(output.shape)}; for a classifier output [B, classes] pass "
+                "the class index itself (target=3)"
             )
             raise ValueError(msg)
         batch, classes, height, width = output.shape

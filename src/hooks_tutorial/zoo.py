@@ -1,12 +1,12 @@
 """Models trained on the generated shapes, whose weights ship with the library.
 
-Nothing is downloaded and nothing is trained at run time. The registered
-models' weights ship inside the package (``hooks_tutorial/weights/``, about
-100 KB each): :func:`pretrained` loads them with ``torch.load(...,
-weights_only=True)`` after checking their SHA-256, so every machine gets the
-same weights, whatever its torch version or thread count.
-:func:`pretrained_config` shows the recipe that trained them
-(``tools/ship_weights.py`` trains them again).
+Nothing is downloaded. The registered models' weights ship inside the
+package (``hooks_tutorial/weights/``, about 100 KB each): :func:`pretrained`
+loads them with ``torch.load(..., weights_only=True)`` after checking their
+SHA-256, so every machine gets the same weights, whatever its torch version
+or thread count. :func:`pretrained_config` shows the recipe that trained
+them; ``pretrained(name, config=...)`` trains a model with a recipe of your
+own instead (seconds on a CPU; nothing is cached).
 """
 
 from __future__ import annotations
@@ -34,7 +34,11 @@ _DEFAULT_SPEC = ShapesSpec()
 
 @dataclass(frozen=True)
 class PretrainedConfig:
-    """Everything that determines a pretrained model's weights.
+    """Everything that determined a pretrained model's weights: its training recipe.
+
+    :func:`pretrained_config` returns the recipe of a registered model;
+    change it with :func:`dataclasses.replace` and pass it to
+    :func:`pretrained` to train a model of your own.
 
     Attributes
     ----------
@@ -222,15 +226,19 @@ def _train(config: PretrainedConfig) -> tuple[SimpleCNN, dict[str, float]]:
     return model.eval(), metrics
 
 
-def pretrained(name: str = "simple_cnn-shapes") -> nn.Module:
+def pretrained(
+    name: str = "simple_cnn-shapes", *, config: PretrainedConfig | None = None
+) -> nn.Module:
     """A :class:`~hooks_tutorial.models.SimpleCNN` trained on the generated shapes.
 
-    The weights ship with the library: they are loaded with
-    ``torch.load(..., weights_only=True)`` after a SHA-256 check, in
-    milliseconds, and are the same on every machine. The registered models
-    use global max pooling (``pool="max"``), which learns the shapes several
-    times faster than average pooling; :func:`pretrained_config` shows
-    every setting of the recipe that trained them.
+    The registered models' weights ship with the library: they are loaded
+    with ``torch.load(..., weights_only=True)`` after a SHA-256 check, in
+    milliseconds, and are the same on every machine. They use global max
+    pooling (``pool="max"``), which learns the shapes several times faster
+    than average pooling; :func:`pretrained_config` shows every setting of
+    the recipe that trained them. With ``config``, the model is trained with
+    that recipe instead, at each call (seconds on a CPU; the result can
+    differ slightly between torch versions and thread counts).
 
     Parameters
     ----------
@@ -241,6 +249,9 @@ def pretrained(name: str = "simple_cnn-shapes") -> nn.Module:
         two-object images; its Grad-CAM separates two objects better.
         ``"simple_cnn-shortcut"``: trained on the shortcut variant, where a
         corner cue gives the label away; it learns the shortcut.
+    config : PretrainedConfig, optional
+        Train with these settings instead of loading the shipped weights,
+        for example ``dataclasses.replace(pretrained_config(name), seed=1)``.
 
     Returns
     -------
@@ -252,7 +263,7 @@ def pretrained(name: str = "simple_cnn-shapes") -> nn.Module:
     ValueError
         For an unknown name.
     RuntimeError
-        If the weights file is missing or damaged (reinstall the package).
+        If the shipped weights file is missing or damaged (reinstall the package).
 
     Examples
     --------
@@ -260,7 +271,10 @@ def pretrained(name: str = "simple_cnn-shapes") -> nn.Module:
     >>> model.conv3
     Conv2d(32, 64, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1), bias=False)
     """
-    config = pretrained_config(name)
+    registered = pretrained_config(name)
+    if config is not None and config != registered:
+        model, _ = _train(config)
+        return model
     path = SHIPPED_DIR / f"{name}.pt"
     if not path.is_file() or _sha256(path) != _SHIPPED_SHA256[name]:
         problem = "is missing" if not path.is_file() else "is damaged (wrong SHA-256)"
@@ -270,6 +284,6 @@ def pretrained(name: str = "simple_cnn-shapes") -> nn.Module:
         )
         raise RuntimeError(msg)
     payload = torch.load(path, map_location="cpu", weights_only=True)
-    model = _build(config)
+    model = _build(registered)
     model.load_state_dict(payload["state_dict"])
     return model.eval()
