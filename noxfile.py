@@ -298,7 +298,7 @@ def downloads(session: nox.Session) -> None:
 @nox.session(default=False)
 def bench(session: nox.Session) -> None:
     """Measure speed and memory (reports numbers; asserts nothing)."""
-    install(session, "test")
+    install(session, "test", "peers")
     scripts = session.posargs or sorted(str(p) for p in (ROOT / "benchmarks").glob("bench_*.py"))
     for script in scripts:
         session.run("python", script)

@@ -1,12 +1,26 @@
-"""Fixtures shared by the tests: tiny models and inputs, one torch thread."""
+"""Fixtures shared by the tests: tiny models and inputs, every CAM method, one torch thread."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 import torch
 from torch import nn
+
+from hooks_tutorial import (
+    CAM,
+    EigenCAM,
+    GradCAM,
+    GradCAMPlusPlus,
+    GuidedBackprop,
+    GuidedGradCAM,
+    HiResCAM,
+    LayerCAM,
+    ScoreCAM,
+    XGradCAM,
+)
 
 
 @pytest.fixture
@@ -52,3 +66,70 @@ def resnet18() -> nn.Module:
     torchvision = pytest.importorskip("torchvision")
     torch.manual_seed(0)
     return torchvision.models.resnet18(weights=None).eval()
+
+
+class SmallCNN(nn.Module):
+    """conv1 -> BN -> relu1 -> conv2 -> [inside] -> in-place +0.1 -> relu2 -> GAP -> fc, 4 classes.
+
+    As in a ResNet block, the target layer's output (``conv2``) is changed in
+    place after the layer. ``inside``, when set, is called with conv2's output
+    during each forward pass: tests pause a thread or count hooks there (a
+    plain attribute, not a hook, so it never shows in ``count_hooks``).
+    Eval mode, fixed weights and BatchNorm statistics.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.conv1 = nn.Conv2d(3, 6, 3, padding=1)
+        self.bn = nn.BatchNorm2d(6)
+        self.relu1 = nn.ReLU()
+        self.conv2 = nn.Conv2d(6, 8, 3, padding=1)
+        self.relu2 = nn.ReLU()
+        self.fc = nn.Linear(8, 4)
+        self.inside: Callable[[torch.Tensor], None] | None = None
+        with torch.no_grad():
+            self.bn.running_mean.uniform_(-0.3, 0.3)
+            self.bn.running_var.uniform_(0.5, 1.5)
+        self.eval()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out = self.conv2(self.relu1(self.bn(self.conv1(x))))
+        if self.inside is not None:
+            self.inside(out)
+        out += 0.1
+        return self.fc(self.relu2(out).mean(dim=(2, 3)))
+
+
+@pytest.fixture
+def small_cnn() -> Callable[[], SmallCNN]:
+    """Make a :class:`SmallCNN` (a new one per call: tests that need several call it again)."""
+    return SmallCNN
+
+
+#: Every CAM and saliency method of the library, made for a SmallCNN, by name.
+CAM_METHODS: dict[str, Callable[[nn.Module], Any]] = {
+    "GradCAM": lambda m: GradCAM(m, "conv2"),
+    "GradCAMPlusPlus": lambda m: GradCAMPlusPlus(m, "conv2"),
+    "XGradCAM": lambda m: XGradCAM(m, "conv2"),
+    "LayerCAM": lambda m: LayerCAM(m, ["relu1", "conv2"]),
+    "HiResCAM": lambda m: HiResCAM(m, "conv2"),
+    "ScoreCAM": lambda m: ScoreCAM(m, "conv2", top_k=3, batch_size=4),
+    "ScoreCAM-channel_softmax": lambda m: ScoreCAM(m, "conv2", weights="channel_softmax"),
+    "EigenCAM": lambda m: EigenCAM(m, "conv2"),
+    "CAM": lambda m: CAM(m, "relu2", "fc"),
+    "GuidedBackprop": GuidedBackprop,
+    "GuidedGradCAM": lambda m: GuidedGradCAM(m, "conv2"),
+}
+
+
+@pytest.fixture(params=list(CAM_METHODS))
+def make_cam(request: pytest.FixtureRequest) -> Callable[[nn.Module], Any]:
+    """Each method in turn (the test runs once per method): ``make_cam(model)`` makes it."""
+    return CAM_METHODS[request.param]
+
+
+@pytest.fixture
+def cam_methods() -> dict[str, Callable[[nn.Module], Any]]:
+    """Every method at once, by name: ``cam_methods["GradCAM"](model)``."""
+    return dict(CAM_METHODS)

@@ -28,54 +28,33 @@ from hooks_tutorial import (
     count_hooks,
     detect_anomalies,
 )
-from hooks_tutorial.cam import (
-    CAM,
-    EigenCAM,
-    GradCAM,
-    GradCAMPlusPlus,
-    GuidedBackprop,
-    GuidedGradCAM,
-    LayerCAM,
-    ScoreCAM,
-)
+from hooks_tutorial.cam import GradCAM
 
 
-class PausingNet(nn.Module):
-    """conv -> BN -> ReLU -> conv2 -> [pause] -> in-place +0.1, ReLU -> GAP -> fc.
+class Pause:
+    """Set as a SmallCNN's ``inside``: stops the forward pass that runs in ``thread``.
 
-    When the forward pass runs in ``self.pause_thread`` it stops right after
-    ``conv2`` (so the call's hooks on ``conv2`` and ``relu1`` have fired),
-    sets ``entered`` and waits for ``resume``.
+    It stops right after ``conv2`` (so the call's hooks on ``conv2`` and
+    ``relu1`` have fired), sets ``entered`` and waits for ``resume``.
     """
 
     def __init__(self) -> None:
-        super().__init__()
-        torch.manual_seed(0)
-        self.conv1 = nn.Conv2d(3, 6, 3, padding=1)
-        self.bn = nn.BatchNorm2d(6)
-        self.relu1 = nn.ReLU()
-        self.conv2 = nn.Conv2d(6, 8, 3, padding=1)
-        self.relu2 = nn.ReLU()
-        self.fc = nn.Linear(8, 4)
-        self.pause_thread: threading.Thread | None = None
+        self.thread: threading.Thread | None = None
         self.entered = threading.Event()
         self.resume = threading.Event()
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        out = self.conv2(self.relu1(self.bn(self.conv1(x))))
-        if threading.current_thread() is self.pause_thread:
+    def __call__(self, out: torch.Tensor) -> None:
+        if threading.current_thread() is self.thread:
             self.entered.set()
             assert self.resume.wait(timeout=60)
-        out += 0.1  # in place on the layer's output, as in a ResNet block
-        return self.fc(self.relu2(out).mean(dim=(2, 3)))
 
 
-def make_model() -> PausingNet:
-    model = PausingNet()
-    with torch.no_grad():
-        model.bn.running_mean.uniform_(-0.3, 0.3)
-        model.bn.running_var.uniform_(0.5, 1.5)
-    return model.eval()
+@pytest.fixture
+def model(small_cnn: Callable[[], nn.Module]) -> Any:
+    """A SmallCNN with a :class:`Pause` inside, as ``model.pause``."""
+    net: Any = small_cnn()
+    net.pause = net.inside = Pause()
+    return net
 
 
 def images(seed: int, n: int = 2) -> torch.Tensor:
@@ -118,35 +97,25 @@ def input_gradient(model: nn.Module, x: torch.Tensor) -> tuple[torch.Tensor, tor
     return out.detach(), grad
 
 
-CALLS: dict[str, Callable[[nn.Module], Callable[[torch.Tensor], torch.Tensor]]] = {
-    "GradCAM": lambda m: GradCAM(m, "conv2"),
-    "LayerCAM": lambda m: LayerCAM(m, ["relu1", "conv2"]),
-    "ScoreCAM": lambda m: ScoreCAM(m, "conv2", weights="channel_softmax"),
-    "EigenCAM": lambda m: EigenCAM(m, "conv2"),
-    "GuidedBackprop": GuidedBackprop,
-    "GuidedGradCAM": lambda m: GuidedGradCAM(m, "conv2"),
-}
-
-
-@pytest.mark.parametrize("name", CALLS)
-def test_another_threads_pass_during_a_call_is_neither_recorded_nor_changed(name: str) -> None:
-    model = make_model()
-    method = CALLS[name](model)
+def test_another_threads_pass_during_a_call_is_neither_recorded_nor_changed(
+    make_cam: Callable[[nn.Module], Any], model: Any
+) -> None:
+    method = make_cam(model)
     x, other = images(1), images(2)
     expected_map = method(x)
     expected_out, expected_grad = input_gradient(model, other)
 
     worker = Worker(lambda: method(x))
-    model.pause_thread = worker
+    model.pause.thread = worker
     worker.start()
-    assert model.entered.wait(timeout=60)
+    assert model.pause.entered.wait(timeout=60)
     # The call is inside its forward pass: its hooks are on the model ...
     assert count_hooks(model).total > 0
     # ... and this thread's pass through the same model goes through them.
     out, grad = input_gradient(model, other)
     with torch.no_grad():
         no_grad_out = model(other)
-    model.resume.set()
+    model.pause.resume.set()
     maps = worker.value()  # no warning, no error
 
     assert torch.equal(maps, expected_map)
@@ -156,25 +125,23 @@ def test_another_threads_pass_during_a_call_is_neither_recorded_nor_changed(name
     assert count_hooks(model) == {}
 
 
-def test_a_gradient_call_never_warns_or_fails_because_of_other_threads() -> None:
+def test_a_gradient_call_never_warns_or_fails_because_of_other_threads(model: Any) -> None:
     # The failure of the issue: other threads' forwards recorded by the call gave
     # "ran N times in one forward pass" and "the score does not depend on ...".
-    model = make_model()
     x = images(3)
     expected = GradCAM(model, "conv2")(x)
     worker = Worker(lambda: GradCAM(model, "conv2")(x))
-    model.pause_thread = worker
+    model.pause.thread = worker
     worker.start()
-    assert model.entered.wait(timeout=60)
+    assert model.pause.entered.wait(timeout=60)
     with torch.no_grad():
         for _ in range(3):
             model(images(4))
-    model.resume.set()
+    model.pause.resume.set()
     assert torch.equal(worker.value(), expected)
 
 
-def test_capture_activations_records_only_its_own_threads_passes() -> None:
-    model = make_model()
+def test_capture_activations_records_only_its_own_threads_passes(model: Any) -> None:
     x, other = images(5), images(6)
     with capture_activations(model, ["conv2", "fc"]) as acts:
         worker = Worker(lambda: model(other).detach())
@@ -187,8 +154,7 @@ def test_capture_activations_records_only_its_own_threads_passes() -> None:
     torch.testing.assert_close(worker_out, model(other).detach(), rtol=0, atol=0)
 
 
-def test_capture_in_a_worker_on_purpose_with_the_blocks_context() -> None:
-    model = make_model()
+def test_capture_in_a_worker_on_purpose_with_the_blocks_context(model: Any) -> None:
     x = images(7)
     with capture_activations(model, "fc") as acts, ThreadPoolExecutor(1) as pool:
         context = contextvars.copy_context()
@@ -197,10 +163,9 @@ def test_capture_in_a_worker_on_purpose_with_the_blocks_context() -> None:
     torch.testing.assert_close(acts["fc"], out.detach(), rtol=0, atol=0)
 
 
-def test_capture_gradients_leaves_another_threads_no_grad_pass_alone() -> None:
+def test_capture_gradients_leaves_another_threads_no_grad_pass_alone(model: Any) -> None:
     # Without the scope, the hook would raise "ran with autograd disabled" in the
     # other thread's inference pass.
-    model = make_model()
     x, other = images(8), images(9)
     with capture_gradients(model, "conv2") as grads:
         worker = Worker(lambda: _no_grad(model, other))
@@ -216,8 +181,7 @@ def _no_grad(model: nn.Module, x: torch.Tensor) -> torch.Tensor:
         return model(x)
 
 
-def test_detect_anomalies_checks_only_its_own_threads_forward_passes() -> None:
-    model = make_model()
+def test_detect_anomalies_checks_only_its_own_threads_forward_passes(model: Any) -> None:
     bad = images(10)
     bad[0, 0, 0, 0] = float("nan")
     with detect_anomalies(model):
@@ -233,9 +197,9 @@ def test_detect_anomalies_checks_only_its_own_threads_forward_passes() -> None:
 class ThreadedNet(nn.Module):
     """Runs its conv2 in a worker thread, as nn.DataParallel runs replicas on several GPUs."""
 
-    def __init__(self) -> None:
+    def __init__(self, inner: nn.Module) -> None:
         super().__init__()
-        self.inner = make_model()
+        self.inner = inner
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         m = self.inner
@@ -246,8 +210,10 @@ class ThreadedNet(nn.Module):
         return m.fc(m.relu2(out).mean(dim=(2, 3)))
 
 
-def test_a_layer_run_in_another_thread_is_not_seen_and_the_message_says_so() -> None:
-    model = ThreadedNet()
+def test_a_layer_run_in_another_thread_is_not_seen_and_the_message_says_so(
+    small_cnn: Callable[[], nn.Module],
+) -> None:
+    model = ThreadedNet(small_cnn())
     with pytest.raises(RuntimeError, match=r"did not run .* \(nn\.DataParallel .* model\.module"):
         GradCAM(model, "inner.conv2")(images(11))
     with capture_activations(model, "inner.conv2") as acts:
@@ -257,8 +223,7 @@ def test_a_layer_run_in_another_thread_is_not_seen_and_the_message_says_so() -> 
     assert count_hooks(model) == {}
 
 
-def test_data_parallel_on_the_cpu_runs_in_the_calling_thread() -> None:
-    model = make_model()
+def test_data_parallel_on_the_cpu_runs_in_the_calling_thread(model: Any) -> None:
     parallel = nn.DataParallel(model)  # no GPU: calls the module directly
     x = images(12)
     torch.testing.assert_close(
@@ -272,22 +237,11 @@ def test_data_parallel_on_the_cpu_runs_in_the_calling_thread() -> None:
 
 
 # -- stress: many threads, many methods, one model --------------------------------
-STRESS_METHODS: dict[str, Callable[[nn.Module], Callable[[torch.Tensor, int], torch.Tensor]]] = {
-    "GradCAM": lambda m: GradCAM(m, "conv2"),
-    "GradCAMPlusPlus": lambda m: GradCAMPlusPlus(m, "conv2"),
-    "LayerCAM": lambda m: LayerCAM(m, ["relu1", "conv2"]),
-    "ScoreCAM": lambda m: ScoreCAM(m, "conv2", top_k=3, batch_size=4),
-    "ScoreCAM-softmax": lambda m: ScoreCAM(m, "conv2", weights="channel_softmax"),
-    "EigenCAM": lambda m: EigenCAM(m, "conv2"),
-    "CAM": lambda m: CAM(m, "relu2", "fc"),
-    "GuidedBackprop": GuidedBackprop,
-    "GuidedGradCAM": lambda m: GuidedGradCAM(m, "conv2"),
-}
-
-
-def test_stress_concurrent_calls_equal_sequential_ones() -> None:
-    model = make_model().train()  # the calls switch it to eval mode and back
-    methods = {name: make(model) for name, make in STRESS_METHODS.items()}  # shared objects
+def test_stress_concurrent_calls_equal_sequential_ones(
+    model: Any, cam_methods: dict[str, Callable[[nn.Module], Any]]
+) -> None:
+    model.train()  # the calls switch it to eval mode and back
+    methods = {name: make(model) for name, make in cam_methods.items()}  # shared objects
     jobs = [(name, seed, seed % 4) for name in methods for seed in range(6)]
     expected = {(n, s, t): methods[n](images(s), t) for n, s, t in jobs}
     state = {k: v.clone() for k, v in model.state_dict().items()}

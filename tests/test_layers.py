@@ -1,28 +1,38 @@
-"""resolve_layers: layers by module or dotted name, with helpful errors."""
+"""Layers by module or dotted name, with helpful errors: every function that takes layers.
+
+The library resolves layers in one place; ``capture_activations`` shows the
+result (``acts.layers``), and GradCAM gives the same errors.
+"""
 
 from __future__ import annotations
 
 import pytest
 from torch import nn
 
-from hooks_tutorial.layers import resolve_layers
+from hooks_tutorial import GradCAM, capture_activations
+
+
+def resolve_layers(model: nn.Module, layers: object) -> tuple[str, ...]:
+    """The dotted names that ``capture_activations`` resolves ``layers`` to."""
+    with capture_activations(model, layers) as acts:  # type: ignore[arg-type]
+        pass
+    return acts.layers
 
 
 def test_names_modules_and_lists_resolve_in_order(resnet18):
     conv = resnet18.layer4[1].conv2
-    assert resolve_layers(resnet18, "layer4.1.conv2") == [("layer4.1.conv2", conv)]
-    assert resolve_layers(resnet18, conv) == [("layer4.1.conv2", conv)]
-    pairs = resolve_layers(resnet18, ["fc", resnet18.layer1, "conv1"])
-    assert [name for name, _ in pairs] == ["fc", "layer1", "conv1"]
-    assert pairs[1][1] is resnet18.layer1
+    assert resolve_layers(resnet18, "layer4.1.conv2") == ("layer4.1.conv2",)
+    assert resolve_layers(resnet18, conv) == ("layer4.1.conv2",)
+    names = resolve_layers(resnet18, ["fc", resnet18.layer1, "conv1"])
+    assert names == ("fc", "layer1", "conv1")
 
 
 def test_duplicates_are_dropped(mlp):
-    assert resolve_layers(mlp, ["0", mlp[0], "2", "0"]) == [("0", mlp[0]), ("2", mlp[2])]
+    assert resolve_layers(mlp, ["0", mlp[0], "2", "0"]) == ("0", "2")
 
 
 def test_tuple_of_layers_is_accepted(mlp):
-    assert [n for n, _ in resolve_layers(mlp, ("2", "1"))] == ["2", "1"]
+    assert resolve_layers(mlp, ("2", "1")) == ("2", "1")
 
 
 def test_unknown_name_lists_close_matches(resnet18):
@@ -30,6 +40,8 @@ def test_unknown_name_lists_close_matches(resnet18):
         resolve_layers(resnet18, "layer5")
     with pytest.raises(ValueError, match=r"did you mean 'layer4\.1\.conv2'"):
         resolve_layers(resnet18, "layer4.1.conv3")
+    with pytest.raises(ValueError, match=r"no submodule named 'layer5'; did you mean 'layer4'"):
+        GradCAM(resnet18, "layer5")
 
 
 def test_unknown_name_without_close_match_lists_available(mlp):

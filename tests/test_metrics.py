@@ -110,39 +110,6 @@ def test_curve_matches_reference(mode: str) -> None:
             assert float(curve.auc[i]) == pytest.approx(float(auc), abs=1e-6)
 
 
-class FlattenByView(nn.Module):
-    """Calls ``.view`` on a feature map, which fails on a channels-last tensor."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        torch.manual_seed(0)
-        self.conv = nn.Conv2d(3, 4, 3, padding=1)
-        self.fc = nn.Linear(4 * 8 * 8, 5)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        out = torch.relu(self.conv(x))
-        return self.fc(out.view(out.shape[0], -1))
-
-
-def test_curve_and_confidence_fall_back_for_a_model_that_needs_contiguous_tensors() -> None:
-    # The changed inputs run channels-last; this model's .view() refuses them,
-    # so the metrics run it in the standard format and give the reference values.
-    model = FlattenByView().eval()
-    x = torch.rand(2, 3, 8, 8, generator=torch.Generator().manual_seed(0))
-    with pytest.raises(RuntimeError, match="view size is not compatible"):
-        model(x.contiguous(memory_format=torch.channels_last))
-    saliency = torch.rand(2, 8, 8, generator=torch.Generator().manual_seed(1))
-    curve = perturbation_curve(model, x, saliency, [1, 3], steps=5, batch_size=4)
-    with torch.no_grad():
-        for i, c in enumerate([1, 3]):
-            expected = reference_curve(model, x[i : i + 1], saliency[i], c, 5, "deletion")
-            torch.testing.assert_close(curve.scores[i], expected, rtol=1e-5, atol=1e-6)
-        kept = model(x * saliency[:, None]).softmax(1)[[0, 1], [1, 3]]
-        original = model(x).softmax(1)[[0, 1], [1, 3]]
-    drop = float((100 * (original - kept).clamp(min=0) / original).mean())
-    assert average_drop(model, x, saliency, [1, 3]) == pytest.approx(drop, rel=1e-5)
-
-
 def test_curve_end_points_and_batch_size() -> None:
     model = small_cnn()
     x = torch.rand(3, 3, 8, 8)

@@ -7,7 +7,8 @@ from contextlib import AbstractContextManager, ExitStack
 from typing import Any
 
 import torch
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from torch import nn
 
 from hooks_tutorial.capture import capture_activations, capture_gradients

@@ -9,24 +9,13 @@ from __future__ import annotations
 import gc
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
 from torch import nn
 
 from hooks_tutorial import capture_activations, capture_gradients, count_hooks
-from hooks_tutorial.cam import (
-    CAM,
-    EigenCAM,
-    GradCAM,
-    GradCAMPlusPlus,
-    GuidedBackprop,
-    GuidedGradCAM,
-    HiResCAM,
-    LayerCAM,
-    ScoreCAM,
-    XGradCAM,
-)
 
 STATUS = Path("/proc/self/status")
 
@@ -38,42 +27,20 @@ def rss_mb() -> float:
     pytest.skip("no VmRSS in /proc/self/status")
 
 
-def make_model() -> nn.Sequential:
-    torch.manual_seed(0)
-    return nn.Sequential(
-        nn.Conv2d(3, 8, 3, padding=1),
-        nn.BatchNorm2d(8),
-        nn.ReLU(inplace=True),
-        nn.Conv2d(8, 12, 3, stride=2, padding=1),
-        nn.ReLU(inplace=True),
-        nn.AdaptiveAvgPool2d(1),
-        nn.Flatten(),
-        nn.Linear(12, 4),
-    ).eval()
-
-
 @pytest.mark.skipif(not STATUS.exists(), reason="reads the RSS from /proc (Linux)")
-def test_many_mixed_calls_leave_no_hook_and_do_not_grow_memory() -> None:
-    model = make_model()
+def test_many_mixed_calls_leave_no_hook_and_do_not_grow_memory(
+    small_cnn: Callable[[], nn.Module], cam_methods: dict[str, Callable[[nn.Module], Any]]
+) -> None:
+    model = small_cnn()
 
     def capture(x: torch.Tensor, target: int) -> object:
-        with capture_activations(model, "2") as acts, capture_gradients(model, "4") as grads:
+        with capture_activations(model, "relu1") as acts, capture_gradients(model, "conv2") as g:
             model(x)[:, target].sum().backward()
         model.zero_grad(set_to_none=True)
-        return acts["2"], grads["4"]
+        return acts["relu1"], g["conv2"]
 
     fns: list[Callable[[torch.Tensor, int], object]] = [
-        GradCAM(model, "4"),
-        GradCAMPlusPlus(model, "4"),
-        XGradCAM(model, "4"),
-        LayerCAM(model, ["2", "4"]),
-        HiResCAM(model, "4"),
-        ScoreCAM(model, "4", top_k=4),
-        ScoreCAM(model, "4", weights="channel_softmax"),
-        EigenCAM(model, "4"),
-        CAM(model, "4", "7"),
-        GuidedBackprop(model),
-        GuidedGradCAM(model, "4"),
+        *(make(model) for make in cam_methods.values()),
         capture,
     ]
 

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import pytest
 import torch
 from torch import nn
 
 import hooks_tutorial as ht
-from hooks_tutorial import count_hooks
-from hooks_tutorial.targets import ClassTarget, SegmentationTarget, SimilarityTarget
+from hooks_tutorial import SegmentationTarget, SimilarityTarget, count_hooks
 
 
 def _segmenter() -> nn.Sequential:
@@ -34,12 +31,6 @@ def _embedder() -> nn.Sequential:
 
 
 # -- values ------------------------------------------------------------------
-def test_class_target_picks_the_column() -> None:
-    logits = torch.tensor([[0.5, 2.0, -1.0], [1.0, -1.0, 4.0]])
-    assert torch.equal(ClassTarget(2)(logits), torch.tensor([-1.0, 4.0]))
-    assert repr(ClassTarget(2)) == "ClassTarget(2)"
-
-
 def test_segmentation_target_sums_the_predicted_pixels() -> None:
     torch.manual_seed(0)
     logits = torch.randn(2, 3, 4, 5)
@@ -95,12 +86,6 @@ def test_similarity_target_detaches_the_reference() -> None:
 
 
 # -- with the CAM methods ----------------------------------------------------
-def test_class_target_equals_an_int_target(tiny_cnn: nn.Module, image: torch.Tensor) -> None:
-    cam = ht.GradCAM(tiny_cnn, "2")
-    torch.testing.assert_close(cam(image, target=ClassTarget(1)), cam(image, target=1))
-    assert count_hooks(tiny_cnn) == {}
-
-
 def test_segmentation_target_in_gradcam_matches_a_hand_computation(image: torch.Tensor) -> None:
     model = _segmenter()
     raw = ht.GradCAM(model, "1")(image, target=SegmentationTarget(2), raw=True)
@@ -135,23 +120,13 @@ def test_a_target_error_leaves_no_hook(tiny_cnn: nn.Module, image: torch.Tensor)
 
 
 # -- bad input -----------------------------------------------------------------
-@pytest.mark.parametrize("make", [ClassTarget, SegmentationTarget])
-def test_category_must_be_a_non_negative_int(make: Callable[[object], object]) -> None:
+def test_category_must_be_a_non_negative_int() -> None:
     with pytest.raises(TypeError, match=r"must be a class index \(a non-negative int\), got 1.5"):
-        make(1.5)
+        SegmentationTarget(1.5)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="got True"):
-        make(True)
+        SegmentationTarget(True)
     with pytest.raises(ValueError, match="non-negative class index, got -1"):
-        make(-1)
-
-
-def test_class_target_bad_outputs() -> None:
-    with pytest.raises(ValueError, match=r"got shape \(2, 3, 4, 4\); for a segmentation output"):
-        ClassTarget(0)(torch.zeros(2, 3, 4, 4))
-    with pytest.raises(ValueError, match="with 3 classes; pick a class index below 3"):
-        ClassTarget(3)(torch.zeros(2, 3))
-    with pytest.raises(TypeError, match=r"must be a torch.Tensor \[B, classes\], got dict"):
-        ClassTarget(0)({"logits": torch.zeros(2, 3)})  # type: ignore[arg-type]
+        SegmentationTarget(-1)
 
 
 def test_segmentation_target_bad_input() -> None:

@@ -229,10 +229,16 @@ def pandoc_args(links: Path) -> list[str]:
 
 
 def pandoc_cache() -> Path:
-    """Where converted blocks are kept: ``pandoc/`` in the library's cache folder."""
-    from hooks_tutorial.zoo import cache_dir  # noqa: PLC0415 - as api_objects does
+    """Where converted blocks are kept: ``pandoc/`` in the cache folder (README).
 
-    return cache_dir() / "pandoc"
+    The cache folder is ``$HOOKS_TUTORIAL_CACHE`` if set and not empty, else
+    ``$XDG_CACHE_HOME/hooks_tutorial``, else ``~/.cache/hooks_tutorial``.
+    """
+    folder = os.environ.get("HOOKS_TUTORIAL_CACHE")
+    if not folder:
+        xdg = os.environ.get("XDG_CACHE_HOME")
+        folder = str(Path(xdg or Path.home() / ".cache") / "hooks_tutorial")
+    return Path(folder).expanduser() / "pandoc"
 
 
 def _with_contents(arg: str) -> str:

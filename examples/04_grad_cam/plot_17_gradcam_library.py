@@ -411,7 +411,7 @@ show_maps(
 #       swapped = pointing_game(maps_second, two.object_masks[:, 0])
 #       print(swapped.float().mean())
 #
-#       # 4. (the name only labels the cache file; the config sets the weights)
+#       # 4. (the config sets the weights: trained here, about 15 s)
 #       import dataclasses
 #       single_only = ht.pretrained(
 #           "simple_cnn-multilabel", config=dataclasses.replace(config, n_train_two=0)

@@ -4,35 +4,106 @@
 records activations and gradients with hooks that never outlive the ``with``
 block that made them, draws Grad-CAM-family heatmaps, and generates the
 offline data, models and training loop that the tutorial pages use.
-
-Importing the package is cheap: every public name is loaded on first use.
 """
 
 from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any
 
-import lazy_loader
+from . import cam, data, metrics
+from .cam import (
+    CAM,
+    EigenCAM,
+    GradCAM,
+    GradCAMPlusPlus,
+    GuidedBackprop,
+    GuidedGradCAM,
+    HiResCAM,
+    LayerCAM,
+    ScoreCAM,
+    XGradCAM,
+    token_reshape_transform,
+)
+from .capture import (
+    Activations,
+    Captures,
+    MissingCaptureError,
+    capture_activations,
+    capture_gradients,
+)
+from .data import ShapesData, ShapesSpec, make_shapes
+from .gradtools import AnomalyError, clip_gradients, detect_anomalies, scale_gradients
+from .hooks import HookCounts, HookGroup, HookReport, count_hooks, remove_all_hooks
+from .models import SimpleCNN, TinyConvNet
+from .targets import SegmentationTarget, SimilarityTarget
+from .tracing import TraceResult, TraceRow, trace
+from .training import (
+    Callback,
+    EarlyStopping,
+    History,
+    ProgressPrinter,
+    StopTraining,
+    evaluate,
+    fit,
+)
+from .viz import overlay, plot_cams
+from .zoo import PretrainedConfig, pretrained, pretrained_config
 
 try:
     __version__ = version("hooks-tutorial")
 except PackageNotFoundError:  # pragma: no cover - running from a source tree
     __version__ = "0+unknown"
 
-# The public names are listed once, in __init__.pyi: type checkers read it, and
-# lazy_loader (Scientific Python SPEC 1) reads it here to import each name from
-# its module on first use, so importing the package stays cheap.
-_lazy_getattr, _, __all__ = lazy_loader.attach_stub(__name__, __file__)
-__all__ += ["__version__"]
-
-
-def __dir__() -> list[str]:
-    return list(__all__)
-
-
-def __getattr__(name: str) -> Any:
-    if name not in __all__:
-        msg = f"module {__name__!r} has no attribute {name!r}"
-        raise AttributeError(msg)
-    return _lazy_getattr(name)
+__all__ = [
+    "CAM",
+    "Activations",
+    "AnomalyError",
+    "Callback",
+    "Captures",
+    "EarlyStopping",
+    "EigenCAM",
+    "GradCAM",
+    "GradCAMPlusPlus",
+    "GuidedBackprop",
+    "GuidedGradCAM",
+    "HiResCAM",
+    "History",
+    "HookCounts",
+    "HookGroup",
+    "HookReport",
+    "LayerCAM",
+    "MissingCaptureError",
+    "PretrainedConfig",
+    "ProgressPrinter",
+    "ScoreCAM",
+    "SegmentationTarget",
+    "ShapesData",
+    "ShapesSpec",
+    "SimilarityTarget",
+    "SimpleCNN",
+    "StopTraining",
+    "TinyConvNet",
+    "TraceResult",
+    "TraceRow",
+    "XGradCAM",
+    "__version__",
+    "cam",
+    "capture_activations",
+    "capture_gradients",
+    "clip_gradients",
+    "count_hooks",
+    "data",
+    "detect_anomalies",
+    "evaluate",
+    "fit",
+    "make_shapes",
+    "metrics",
+    "overlay",
+    "plot_cams",
+    "pretrained",
+    "pretrained_config",
+    "remove_all_hooks",
+    "scale_gradients",
+    "token_reshape_transform",
+    "trace",
+]

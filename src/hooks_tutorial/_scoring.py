@@ -177,53 +177,12 @@ def scorer(
 
     Class-index targets are scored by their softmax probability (fixed to
     the class found on ``x`` when ``target`` is None); a callable target by
-    its own value (see :func:`row_scores`). The changed inputs run in the
-    channels-last memory format (see :class:`ChannelsLastForward`).
+    its own value (see :func:`row_scores`).
     """
     output = model(x)
     indices = target_indices(output, target, x.shape[0])
-    forward = ChannelsLastForward(model)
 
     def score(inputs: Tensor, rows: Tensor) -> Tensor:
-        return row_scores(forward(inputs), target, indices, rows)
+        return row_scores(model(inputs), target, indices, rows)
 
     return score, row_scores(output, target, indices, torch.arange(x.shape[0], device=x.device))
-
-
-class ChannelsLastForward:
-    """Run a model on batches of changed inputs in the channels-last memory format, if it allows.
-
-    Convolutions and pooling on the CPU are faster on channels-last inputs
-    (about 1.5 times for the tutorial's ``SimpleCNN``). A model whose
-    forward calls ``.view()`` on a tensor that the format makes
-    non-contiguous raises; the batch is then run again in the standard
-    format, and so are the next ones. The output is the same up to
-    floating-point rounding.
-    """
-
-    def __init__(self, model: nn.Module) -> None:
-        self.model = model
-        self.channels_last = True
-
-    def __call__(self, inputs: Tensor) -> object:
-        if self.channels_last and inputs.dim() == 4:
-            try:
-                return self._run(inputs.contiguous(memory_format=torch.channels_last))
-            except RuntimeError as error:
-                self._leave_channels_last(error)
-        return self._run(inputs)
-
-    def _run(self, inputs: Tensor) -> object:
-        """The model's output for ``inputs``, in the format they come in."""
-        return self.model(inputs)
-
-    def _leave_channels_last(self, error: RuntimeError) -> None:
-        """Re-raise ``error`` unless the model refuses channels-last; then run standard from now on."""
-        if not refuses_channels_last(error):
-            raise error
-        self.channels_last = False
-
-
-def refuses_channels_last(error: RuntimeError) -> bool:
-    """Whether ``error`` is a ``.view()`` that a channels-last tensor cannot satisfy."""
-    return "view size is not compatible" in str(error)

@@ -19,9 +19,9 @@ import torch
 from torch import nn
 from torch.utils.hooks import RemovableHandle
 
+from ._layers import LayersLike, resolve_layers
 from ._scope import Scope
 from .hooks import HookGroup
-from .layers import LayersLike, resolve_layers
 
 __all__ = [
     "Activations",
@@ -73,7 +73,7 @@ class Captures(Mapping[str, V], Generic[V]):
     Parameters
     ----------
     pairs : list of (str, torch.nn.Module)
-        The layers, as returned by :func:`~hooks_tutorial.resolve_layers`.
+        The layers, as ``(dotted name, module)`` pairs.
     what : str
         What is recorded (``"outputs"``, ``"gradients"``), for ``repr``.
     not_run_hint : str, optional

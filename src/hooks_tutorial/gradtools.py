@@ -31,9 +31,9 @@ from torch.utils.hooks import RemovableHandle
 from torch.utils.weak import WeakIdKeyDictionary
 
 from ._checks import check_model, positive_number
+from ._layers import LayersLike, resolve_layers
 from ._scope import Scope
 from .hooks import HookGroup
-from .layers import LayersLike, resolve_layers
 
 __all__ = ["AnomalyError", "clip_gradients", "detect_anomalies", "scale_gradients"]
 

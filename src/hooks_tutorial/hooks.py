@@ -26,7 +26,6 @@ __all__ = [
     "HookCounts",
     "HookGroup",
     "HookReport",
-    "RemovesOnExit",
     "count_hooks",
     "remove_all_hooks",
 ]
@@ -40,30 +39,7 @@ def _module_to_hook(module: object) -> nn.Module:
     )
 
 
-class RemovesOnExit:
-    """Mixin for objects that hold hooks: ``with obj:`` calls ``obj.remove()`` on exit.
-
-    The exit runs whether the block ends normally or by an exception, and never
-    swallows the exception.
-    """
-
-    def remove(self) -> None:  # pragma: no cover - always overridden
-        """Remove every hook the object holds; idempotent."""
-        raise NotImplementedError
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.remove()
-
-
-class HookGroup(RemovesOnExit):
+class HookGroup:
     """A set of hook handles that are removed together.
 
     Use it as a context manager: every hook registered through the group is
@@ -365,6 +341,21 @@ class HookGroup(RemovesOnExit):
                     first_error = error
         if first_error is not None:
             raise first_error
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        """Remove every hook of the group, whether the block ended normally or by an exception.
+
+        The exception, if any, propagates.
+        """
+        self.remove()
 
     def __len__(self) -> int:
         return len(self._handles)

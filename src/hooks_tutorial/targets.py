@@ -5,7 +5,6 @@ is a class logit, and ``target=3`` says which. For other models, pass one of
 these callables as ``target``: each maps the model's output to a tensor of
 shape ``[B]``, one score per image.
 
-- :class:`ClassTarget`: one class logit of a classifier ``[B, K]``;
 - :class:`SegmentationTarget`: a class's logits summed over a region of a
   segmentation output ``[B, K, H, W]``;
 - :class:`SimilarityTarget`: the cosine similarity of an embedding ``[B, D]``
@@ -19,7 +18,7 @@ import numbers
 import torch.nn.functional as F
 from torch import Tensor
 
-__all__ = ["ClassTarget", "SegmentationTarget", "SimilarityTarget"]
+__all__ = ["SegmentationTarget", "SimilarityTarget"]
 
 
 def _class_index(value: object, what: str) -> int:
@@ -37,57 +36,6 @@ def _tensor(value: object, what: str, expected: str) -> Tensor:
         msg = f"{what} must be a torch.Tensor {expected}, got {type(value).__name__}"
         raise TypeError(msg)
     return value
-
-
-class ClassTarget:
-    r"""The logit of one class, per image: :math:`y^c`.
-
-    Equivalent to ``target=category`` for a classifier; useful where a
-    callable is required, or to write every target the same way.
-
-    Parameters
-    ----------
-    category : int
-        The class index :math:`c`.
-
-    Raises
-    ------
-    TypeError
-        If ``category`` is not an int, or (when called) the output is not a tensor.
-    ValueError
-        If ``category`` is negative, or (when called) the output is not
-        ``[B, classes]`` or has no class ``category``.
-
-    Examples
-    --------
-    >>> import torch
-    >>> ClassTarget(1)(torch.tensor([[0.5, 2.0], [1.0, -1.0]]))
-    tensor([ 2., -1.])
-    """
-
-    def __init__(self, category: int) -> None:
-        self.category = _class_index(category, "category")
-
-    def __call__(self, output: Tensor) -> Tensor:
-        """Return ``output[:, category]`` for logits ``[B, classes]``."""
-        output = _tensor(output, "the model output", "[B, classes]")
-        if output.dim() != 2:
-            msg = (
-                f"ClassTarget needs a classifier output [B, classes], got shape "
-                f"{tuple(output.shape)}; for a segmentation output [B, classes, H, W] use "
-                "SegmentationTarget"
-            )
-            raise ValueError(msg)
-        if self.category >= output.shape[1]:
-            msg = (
-                f"ClassTarget({self.category}) on an output with {output.shape[1]} classes; "
-                f"pick a class index below {output.shape[1]}"
-            )
-            raise ValueError(msg)
-        return output[:, self.category]
-
-    def __repr__(self) -> str:
-        return f"ClassTarget({self.category})"
 
 
 class SegmentationTarget:
@@ -153,8 +101,8 @@ class SegmentationTarget:
         if output.dim() != 4:
             msg = (
                 f"SegmentationTarget needs a segmentation output [B, classes, H, W], got "
-                f"shape {tuple(output.shape)}; for a classifier output [B, classes] use "
-                "ClassTarget or an int target"
+                f"shape {tuple(output.shape)}; for a classifier output [B, classes] pass "
+                "the class index itself (target=3)"
             )
             raise ValueError(msg)
         batch, classes, height, width = output.shape

@@ -1,17 +1,12 @@
-"""Models trained on the generated shapes: shipped with the library, or trained and cached.
+"""Models trained on the generated shapes, whose weights ship with the library.
 
-Nothing is downloaded. The registered models' weights ship inside the package
-(``hooks_tutorial/weights/``, about 100 KB each): :func:`pretrained` loads them
-with ``torch.load(..., weights_only=True)`` after checking their SHA-256, so a
-first run takes milliseconds and every machine gets the same weights, whatever
-its torch version or thread count. ``retrain=True``, or a ``config`` of your own,
-trains with the recipe instead (seconds on a laptop CPU) and keeps the weights in
-a cache folder, keyed by a hash of everything that determines them (data and
-training settings, seed, architecture, library and torch versions). A corrupt or
-mismatched file is replaced by training again, with a warning.
-
-The cache folder is ``$HOOKS_TUTORIAL_CACHE`` if set, else
-``$XDG_CACHE_HOME/hooks_tutorial``, else ``~/.cache/hooks_tutorial``.
+Nothing is downloaded. The registered models' weights ship inside the
+package (``hooks_tutorial/weights/``, about 100 KB each): :func:`pretrained`
+loads them with ``torch.load(..., weights_only=True)`` after checking their
+SHA-256, so every machine gets the same weights, whatever its torch version
+or thread count. :func:`pretrained_config` shows the recipe that trained
+them; ``pretrained(name, config=...)`` trains a model with a recipe of your
+own instead (seconds on a CPU; nothing is cached).
 """
 
 from __future__ import annotations
@@ -19,17 +14,11 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import hashlib
-import json
-import logging
 import math
-import os
-import tempfile
 import time
-import warnings
 from dataclasses import dataclass
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 import torch
 from torch import nn
@@ -38,44 +27,18 @@ from .data import ShapesSpec, make_shapes
 from .models import SimpleCNN
 from .training import evaluate, fit
 
-__all__ = [
-    "CACHE_ENV",
-    "PretrainedCacheWarning",
-    "PretrainedConfig",
-    "cache_dir",
-    "pretrained",
-    "pretrained_config",
-]
-
-_log = logging.getLogger(__name__)
-
-# The installed version, read like hooks_tutorial.__version__ (not imported from the
-# package's __init__, which no module imports).
-try:
-    _LIBRARY_VERSION = version("hooks-tutorial")
-except PackageNotFoundError:  # pragma: no cover - running from a source tree
-    _LIBRARY_VERSION = "0+unknown"
-
-#: Environment variable that overrides the cache folder.
-CACHE_ENV = "HOOKS_TUTORIAL_CACHE"
-
-# Bump when the data generator or the training recipe changes in a way that
-# changes the weights, so that caches made by older code are not reused.
-_RECIPE = 1
-_FORMAT = 1
-
+__all__ = ["PretrainedConfig", "pretrained", "pretrained_config"]
 
 _DEFAULT_SPEC = ShapesSpec()
-_FIXED_IN_RECIPE_1 = ("rotation", "cue_agreement")
-
-
-class PretrainedCacheWarning(UserWarning):
-    """A cached model could not be used or saved; it was (or will be) trained again."""
 
 
 @dataclass(frozen=True)
 class PretrainedConfig:
-    """Everything that determines a pretrained model's weights.
+    """Everything that determined a pretrained model's weights: its training recipe.
+
+    :func:`pretrained_config` returns the recipe of a registered model;
+    change it with :func:`dataclasses.replace` and pass it to
+    :func:`pretrained` to train a model of your own.
 
     Attributes
     ----------
@@ -144,29 +107,6 @@ class PretrainedConfig:
             msg = f"n_train_two must be an int >= 0 (extra two-object images), got {count!r}"
             raise ValueError(msg)
 
-    def key(self) -> str:
-        """Hex digest naming these weights: config, recipe, library and torch versions."""
-        config = dataclasses.asdict(self)
-        data = config.pop("data")
-        # The data fields sit next to the others, as before they had a spec of their
-        # own; rotation and cue_agreement enter only when they differ from their
-        # defaults (they were fixed when recipe 1 was cached). So the weights cached
-        # by earlier versions keep their names.
-        for name in _FIXED_IN_RECIPE_1:
-            if data[name] == getattr(_DEFAULT_SPEC, name):
-                del data[name]
-        blob = json.dumps(
-            {
-                "config": config | data,
-                "architecture": "SimpleCNN",
-                "recipe": _RECIPE,
-                "hooks_tutorial": _LIBRARY_VERSION,
-                "torch": torch.__version__,
-            },
-            sort_keys=True,
-        )
-        return hashlib.sha256(blob.encode()).hexdigest()
-
 
 # Global max pooling, not SimpleCNN's default average: on the shapes it reaches
 # ~98.8 % test accuracy in 16 epochs (about 14 s on 2 cores) and its Grad-CAM points
@@ -222,24 +162,6 @@ def pretrained_config(name: str) -> PretrainedConfig:
         raise ValueError(msg) from None
 
 
-def cache_dir() -> Path:
-    """The folder where pretrained weights are cached.
-
-    Returns
-    -------
-    Path
-        ``$HOOKS_TUTORIAL_CACHE`` if set and not empty, else
-        ``$XDG_CACHE_HOME/hooks_tutorial``, else ``~/.cache/hooks_tutorial``.
-        It may not exist yet.
-    """
-    override = os.environ.get(CACHE_ENV)
-    if override:
-        return Path(override).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
-    return base / "hooks_tutorial"
-
-
 #: Where the registered models' weights ship, and their SHA-256 (tools/ship_weights.py
 #: writes both; the weights were trained with the registered recipe on torch 2.14.1).
 SHIPPED_DIR = Path(__file__).parent / "weights"
@@ -252,31 +174,6 @@ _SHIPPED_SHA256 = {
 
 def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def _load_shipped(name: str, config: PretrainedConfig) -> SimpleCNN | None:
-    """The weights shipped with the library, or ``None`` (with a warning) if unusable."""
-    path = SHIPPED_DIR / f"{name}.pt"
-    expected = _SHIPPED_SHA256.get(name)
-    if expected is None or not path.is_file():
-        return None
-    try:
-        if _sha256(path) != expected:
-            msg = "its SHA-256 is not the one the library was released with"
-            raise ValueError(msg)
-        payload = torch.load(path, map_location="cpu", weights_only=True)
-        model = _build(config)
-        model.load_state_dict(payload["state_dict"])
-    except Exception as error:  # noqa: BLE001 - any unusable file means: train instead
-        reason = (str(error).strip().splitlines() or [""])[0][:120]
-        warnings.warn(
-            f"ignoring the shipped weights {path} ({type(error).__name__}: {reason}); "
-            "training with the recipe instead (reinstall hooks-tutorial to restore them)",
-            PretrainedCacheWarning,
-            stacklevel=3,
-        )
-        return None
-    return model.eval()
 
 
 def _build(config: PretrainedConfig) -> SimpleCNN:
@@ -329,64 +226,19 @@ def _train(config: PretrainedConfig) -> tuple[SimpleCNN, dict[str, float]]:
     return model.eval(), metrics
 
 
-def _load(path: Path, key: str, config: PretrainedConfig) -> SimpleCNN | None:
-    """The cached model, or ``None`` (with a warning) if the file is unusable."""
-    try:
-        payload = torch.load(path, map_location="cpu", weights_only=True)
-        if not isinstance(payload, dict) or payload.get("key") != key:
-            msg = "it was made for another configuration or version"
-            raise ValueError(msg)  # handled below like any other unusable file
-        model = _build(config)
-        model.load_state_dict(payload["state_dict"])
-    except Exception as error:  # noqa: BLE001 - any unreadable cache file means: train again
-        lines = str(error).strip().splitlines() or [""]
-        reason = lines[0] if len(lines[0]) <= 120 else lines[0][:117] + "..."
-        warnings.warn(
-            f"ignoring the cached weights {path} ({type(error).__name__}: {reason}); "
-            "training again and replacing the file",
-            PretrainedCacheWarning,
-            stacklevel=3,
-        )
-        return None
-    return model.eval()
-
-
-def _save(path: Path, payload: dict[str, Any]) -> None:
-    """Write ``payload`` atomically: to a temporary file in the folder, then rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as file:
-            torch.save(payload, file)
-            file.flush()
-            os.fsync(file.fileno())
-        Path(temporary).replace(path)  # os.replace: atomic on POSIX and Windows
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-
-
 def pretrained(
-    name: str = "simple_cnn-shapes",
-    *,
-    config: PretrainedConfig | None = None,
-    cache: str | os.PathLike[str] | None = None,
-    retrain: bool = False,
+    name: str = "simple_cnn-shapes", *, config: PretrainedConfig | None = None
 ) -> nn.Module:
     """A :class:`~hooks_tutorial.models.SimpleCNN` trained on the generated shapes.
 
-    The registered models use global max pooling (``pool="max"``), which learns
-    the shapes several times faster than average pooling; see
-    :func:`pretrained_config` for every setting.
-
-    A registered model's weights ship with the library: they are loaded with
-    ``torch.load(..., weights_only=True)`` after a SHA-256 check, in
-    milliseconds, and are the same on every machine. With ``retrain=True`` or a
-    ``config`` of your own, the model is trained with the recipe instead
-    (seconds on a CPU; the result can differ slightly between torch versions
-    and thread counts) and cached; later calls load the cached weights. A
-    corrupt or mismatched file is detected and replaced by training again, with
-    a :class:`PretrainedCacheWarning`; so is a file that cannot be written.
+    The registered models' weights ship with the library: they are loaded
+    with ``torch.load(..., weights_only=True)`` after a SHA-256 check, in
+    milliseconds, and are the same on every machine. They use global max
+    pooling (``pool="max"``), which learns the shapes several times faster
+    than average pooling; :func:`pretrained_config` shows every setting of
+    the recipe that trained them. With ``config``, the model is trained with
+    that recipe instead, at each call (seconds on a CPU; the result can
+    differ slightly between torch versions and thread counts).
 
     Parameters
     ----------
@@ -398,65 +250,40 @@ def pretrained(
         ``"simple_cnn-shortcut"``: trained on the shortcut variant, where a
         corner cue gives the label away; it learns the shortcut.
     config : PretrainedConfig, optional
-        Train with these settings instead of the registered ones (for example
-        a tiny run in tests); the cache key follows the settings.
-    cache : path, optional
-        Cache folder; defaults to :func:`cache_dir`.
-    retrain : bool, default False
-        Train with the recipe even if shipped or cached weights exist, and
-        replace the cached ones.
+        Train with these settings instead of loading the shipped weights,
+        for example ``dataclasses.replace(pretrained_config(name), seed=1)``.
 
     Returns
     -------
-    nn.Module
+    torch.nn.Module
         The model, in eval mode.
 
     Raises
     ------
     ValueError
         For an unknown name.
+    RuntimeError
+        If the shipped weights file is missing or damaged (reinstall the package).
 
     Examples
     --------
-    >>> model = pretrained("simple_cnn-shapes")  # doctest: +SKIP
-    >>> model.conv3  # doctest: +SKIP
+    >>> model = pretrained("simple_cnn-shapes")
+    >>> model.conv3
     Conv2d(32, 64, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1), bias=False)
     """
     registered = pretrained_config(name)
-    config = registered if config is None else config
-    if config == registered and not retrain:
-        shipped = _load_shipped(name, config)
-        if shipped is not None:
-            _log.info("loaded %s from the weights shipped with the library", name)
-            return shipped
-    key = config.key()
-    folder = Path(cache).expanduser() if cache is not None else cache_dir()
-    path = folder / f"{name}-{key[:16]}.pt"
-
-    if not retrain and path.exists():
-        model = _load(path, key, config)
-        if model is not None:
-            _log.info("loaded %s from %s", name, path)
-            return model
-
-    _log.info("training %s (cached in %s)", name, folder)
-    model, metrics = _train(config)
-    _log.info("trained %s: %s", name, metrics)
-    payload = {
-        "format": _FORMAT,
-        "key": key,
-        "name": name,
-        "config": json.dumps(dataclasses.asdict(config), sort_keys=True),
-        "metrics": metrics,
-        "state_dict": model.state_dict(),
-    }
-    try:
-        _save(path, payload)
-    except OSError as error:
-        warnings.warn(
-            f"could not cache the weights of {name} in {folder} ({error}); the model is "
-            f"trained again next time. Set {CACHE_ENV} to a writable folder to keep them",
-            PretrainedCacheWarning,
-            stacklevel=2,
+    if config is not None and config != registered:
+        model, _ = _train(config)
+        return model
+    path = SHIPPED_DIR / f"{name}.pt"
+    if not path.is_file() or _sha256(path) != _SHIPPED_SHA256[name]:
+        problem = "is missing" if not path.is_file() else "is damaged (wrong SHA-256)"
+        msg = (
+            f"the weights file {path} {problem}; reinstall hooks-tutorial "
+            "(pip install --force-reinstall hooks-tutorial)"
         )
-    return model
+        raise RuntimeError(msg)
+    payload = torch.load(path, map_location="cpu", weights_only=True)
+    model = _build(registered)
+    model.load_state_dict(payload["state_dict"])
+    return model.eval()

@@ -4,7 +4,7 @@ Every method is constructed as ``Method(model, target_layer, *,
 reshape_transform=None)`` and called as ``cam(x, target=None)``; it returns
 maps ``[B, H, W]`` in [0, 1] (or raw maps with ``raw=True``). Hooks live only
 during a call and act only on the forward pass that the call runs, so threads
-can share one model (:class:`HooksPerCall` states the rule); the model runs in
+can share one model (:class:`BaseCAM` states the rule); the model runs in
 eval mode for the call, which a pass that another thread runs meanwhile sees
 too, and is otherwise left as it was (training flags, parameters' ``.grad``,
 BatchNorm statistics).
@@ -25,12 +25,11 @@ BatchNorm statistics).
 
 from __future__ import annotations
 
-from .._scoring import Target
-from ._base import BaseCAM, HooksPerCall, ReshapeTransform
+from ._base import BaseCAM
 from ._guided import GuidedBackprop, GuidedGradCAM
 from ._methods import CAM, EigenCAM, GradCAM, GradCAMPlusPlus, HiResCAM, LayerCAM, XGradCAM
 from ._reshape import token_reshape_transform
-from ._score import ScoreCAM, ScoreWeights
+from ._score import ScoreCAM
 
 __all__ = [
     "CAM",
@@ -41,12 +40,8 @@ __all__ = [
     "GuidedBackprop",
     "GuidedGradCAM",
     "HiResCAM",
-    "HooksPerCall",
     "LayerCAM",
-    "ReshapeTransform",
     "ScoreCAM",
-    "ScoreWeights",
-    "Target",
     "XGradCAM",
     "token_reshape_transform",
 ]

@@ -16,13 +16,13 @@ if TYPE_CHECKING:
     from typing_extensions import Self
 
 from .._checks import check_finite, check_grad_mode, check_input
+from .._layers import LayersLike, resolve_layers
 from .._maps import normalize, upsample
 from .._scope import Scope
 from .._scoring import Target, eval_mode, resolve_target
 from ..hooks import HookGroup
-from ..layers import LayersLike, resolve_layers
 
-__all__ = ["BaseCAM", "HooksPerCall", "LayerRecord", "ReshapeTransform", "combine"]
+__all__ = ["BaseCAM", "LayerRecord", "NoHooksHeld", "ReshapeTransform", "combine"]
 
 #: Maps a layer's activation (for example tokens ``[B, N, C]``) to ``[B, C, h, w]``.
 ReshapeTransform: TypeAlias = "Callable[[Tensor], Tensor]"
@@ -57,35 +57,20 @@ class LayerRecord:
     indices: Tensor | None
 
 
-class HooksPerCall:
-    """The hook rule of the CAM and saliency classes, written once.
+class NoHooksHeld:
+    """Calls hold no hook; ``with`` is accepted so that pytorch-grad-cam's idiom runs.
 
-    An object of these classes holds no hook. Each call registers its hooks
-    when it starts and removes them in ``finally`` before it returns, whether
-    it returns or raises (any exception, ``KeyboardInterrupt`` included).
-    While they exist, the hooks act only on the passes that the call itself
-    runs, in its own thread: a forward pass that another thread runs through
-    the same model at the same time is neither recorded nor changed by them.
-    So one model (and one object) can serve concurrent calls, whose results
-    equal those of the same calls made one after another.
-
-    The model's mode is shared, though: a call puts the model in eval mode
-    while it runs (overlapping calls share one eval period), and a pass that
-    another thread runs meanwhile runs in eval mode too. Do not explain a
-    model while another thread trains it or needs its training-mode
-    behaviour (Dropout, BatchNorm batch statistics).
-
-    ``with Method(...) as m:`` keeps working, but is not needed: leaving the
-    block has nothing to remove, and never swallows an exception.
+    Base of the CAM and saliency classes. Each call registers its hooks when
+    it starts and removes them in ``finally`` before it returns or raises, so
+    an object holds no hook between calls, and ``with GradCAM(...) as cam:``
+    registers and removes nothing. The ``with`` support exists only so that
+    code written for pytorch-grad-cam (whose objects hold hooks and use
+    ``with`` to remove them) runs unchanged; the tutorial pages use the plain
+    call, ``GradCAM(model, layer)(x)``.
     """
 
     def __enter__(self) -> Self:
-        """Return the object itself: ``with GradCAM(...) as cam:`` keeps working.
-
-        The ``with`` block is not needed: the object holds no hook (each call
-        removes its own before returning), so leaving the block has nothing
-        to remove and never swallows an exception.
-        """
+        """Return the object itself: there is nothing to register."""
         return self
 
     def __exit__(
@@ -94,14 +79,25 @@ class HooksPerCall:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        """Do nothing: there is no hook to remove (see :meth:`__enter__`)."""
+        """Do nothing: there is no hook to remove, and an exception propagates."""
 
 
-class BaseCAM(HooksPerCall):
+class BaseCAM(NoHooksHeld):
     """Common base of the CAM methods: hook lifecycle, checks, targets, post-processing.
 
-    Hooks follow the library's rule (see :class:`HooksPerCall`): none is
-    held between calls, and a call's hooks act only on its own forward pass.
+    The hook rule of every CAM and saliency class, written once: an object
+    holds no hook. Each call registers its hooks when it starts and removes
+    them in ``finally`` before it returns, whether it returns or raises (any
+    exception, ``KeyboardInterrupt`` included). While they exist, the hooks
+    act only on the passes that the call itself runs, in its own thread, so
+    one model (and one object) can serve concurrent calls, whose results
+    equal those of the same calls made one after another. The model's mode
+    is shared, though: a call puts the model in eval mode while it runs, and
+    a pass that another thread runs meanwhile runs in eval mode too; do not
+    explain a model while another thread trains it. So ``with Method(...)
+    as cam:`` registers and removes nothing: it is accepted only so that
+    code written for pytorch-grad-cam's ``with`` idiom runs unchanged; the
+    tutorial pages use the plain call.
 
     A subclass implements ``_maps(x, target)``, returning one signed map
     ``[B, h, w]`` per target layer, from the :class:`LayerRecord` that
@@ -118,7 +114,7 @@ class BaseCAM(HooksPerCall):
         The model to explain.
     target_layer : torch.nn.Module, str, or list of them
         The layer(s) whose output is explained, as modules or dotted names
-        (resolved with :func:`hooks_tutorial.resolve_layers`).
+        as :meth:`torch.nn.Module.named_modules` lists them (``"layer4.1"``).
     reshape_transform : callable, optional
         Maps the layer's output (and its gradient) to ``[B, C, h, w]``.
     relu : bool, default True

@@ -8,11 +8,11 @@ import torch
 from torch import Tensor, nn
 
 from .._checks import check_finite, check_grad_mode, check_input, check_model
+from .._layers import LayersLike
 from .._scope import Scope
 from .._scoring import Target, eval_mode, resolve_target
 from ..hooks import HookGroup
-from ..layers import LayersLike
-from ._base import HooksPerCall, ReshapeTransform
+from ._base import NoHooksHeld, ReshapeTransform
 from ._methods import GradCAM
 
 __all__ = ["GuidedBackprop", "GuidedGradCAM"]
@@ -22,7 +22,7 @@ def _positive(grad: Tensor) -> Tensor:
     return grad.clamp(min=0)
 
 
-class GuidedBackprop(HooksPerCall):
+class GuidedBackprop(NoHooksHeld):
     r"""Guided backpropagation: input gradients that pass only positive signals through ReLUs.
 
     A ReLU normally passes the gradient where its input was positive. Guided
@@ -148,7 +148,7 @@ class GuidedBackprop(HooksPerCall):
         return f"GuidedBackprop({len(self.relus)} ReLU module(s))"
 
 
-class GuidedGradCAM(HooksPerCall):
+class GuidedGradCAM(NoHooksHeld):
     r"""Guided Grad-CAM: guided backpropagation masked by the upsampled Grad-CAM map.
 
     .. math::

@@ -13,8 +13,8 @@ from typing import ClassVar, cast
 import torch
 from torch import Tensor, nn
 
+from .._layers import LayerLike, resolve_layers
 from .._scoring import Target
-from ..layers import LayerLike, resolve_layers
 from ._base import BaseCAM, ReshapeTransform
 
 __all__ = [

@@ -20,14 +20,12 @@ Every function that runs the model does so in eval mode under
 from __future__ import annotations
 
 from ._confidence import average_drop, increase_in_confidence
-from ._perturbation import PerturbationCurve, deletion_auc, insertion_auc, perturbation_curve
+from ._perturbation import deletion_auc, insertion_auc, perturbation_curve
 from ._pointing import energy_pointing_game, pointing_game
-from ._randomization import RandomizationStep, model_randomization
+from ._randomization import model_randomization
 from ._similarity import pearson, spearman, ssim
 
 __all__ = [
-    "PerturbationCurve",
-    "RandomizationStep",
     "average_drop",
     "deletion_auc",
     "energy_pointing_game",

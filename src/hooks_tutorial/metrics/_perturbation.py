@@ -123,8 +123,10 @@ def perturbation_curve(
 
     Returns
     -------
-    PerturbationCurve
-        ``fractions [S + 1]``, ``scores [B, S + 1]`` and ``auc [B]``.
+    named tuple ``(fractions, scores, auc)``
+        ``fractions [S + 1]``: the fraction of pixels changed at each step,
+        from 0 to 1; ``scores [B, S + 1]``: the score of the target at each
+        step; ``auc [B]``: the area under the curve.
 
     Raises
     ------

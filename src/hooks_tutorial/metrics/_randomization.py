@@ -10,9 +10,9 @@ import torch
 from torch import Tensor, nn
 
 from .._checks import check_input
+from .._layers import resolve_layers
 from .._scoring import Target, check_logits, eval_mode
 from ..hooks import HookGroup
-from ..layers import resolve_layers
 from ._similarity import pearson, spearman, ssim
 
 
@@ -127,13 +127,16 @@ def model_randomization(
 
     Returns
     -------
-    list of RandomizationStep
-        First the original maps (similarity 1), then one entry per layer.
+    list of named tuples ``(layer, maps, spearman, pearson, ssim)``
+        First the original maps (``layer="(original)"``, similarity 1), then
+        one entry per layer: the layer randomised at this step (cumulatively
+        with those before), the maps ``[B, H, W]`` of the partly randomised
+        model, and their similarities ``[B]`` to the original maps.
 
     Raises
     ------
     ValueError
-        If a layer name is unknown (via :func:`~hooks_tutorial.resolve_layers`).
+        If a layer name is unknown.
 
     Notes
     -----
