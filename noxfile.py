@@ -35,7 +35,7 @@ PYPROJECT = nox.project.load_toml(ROOT / "pyproject.toml")
 DOCS = ROOT / "docs"
 BUILD = DOCS / "_build"
 LOCALES = DOCS / "locales" / "zh_CN" / "LC_MESSAGES"
-SPHINX = ["sphinx-build", "-W", "--keep-going", "-q"]
+SPHINX = ["sphinx-build", "-n", "-W", "--keep-going", "-q"]  # -n: every reference resolves
 CHROMIUM = Path("/usr/bin/chromium")
 CJK_FONT = Path("/usr/share/fonts/truetype/wqy/wqy-microhei.ttc")  # readable zh screenshots
 

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 import torch
+import torchvision
 from torch import nn
 
 
@@ -49,6 +50,5 @@ def image() -> torch.Tensor:
 @pytest.fixture
 def resnet18() -> nn.Module:
     """torchvision's ResNet-18 architecture, random weights, eval mode."""
-    torchvision = pytest.importorskip("torchvision")
     torch.manual_seed(0)
     return torchvision.models.resnet18(weights=None).eval()

@@ -90,7 +90,7 @@ class PretrainedConfig:
     multi_label : bool
         Train a multi-label classifier: one yes/no question per class, with
         :class:`torch.nn.BCEWithLogitsLoss` on
-        :meth:`~hooks_tutorial.data.ShapesData.multi_hot` targets, instead of
+        :meth:`~hooks_tutorial.ShapesData.multi_hot` targets, instead of
         the cross-entropy on class indices (one answer per image).
     n_test : int
         Test images used to report the accuracy (``split="test"``).
@@ -101,7 +101,7 @@ class PretrainedConfig:
     seed : int
         Seed of the data, the initial weights and the shuffling.
     epochs, batch_size, lr : int, int, float
-        Training settings of :func:`~hooks_tutorial.training.fit`: Adam with a
+        Training settings of :func:`~hooks_tutorial.fit`: Adam with a
         one-cycle schedule peaking at ``lr``.
 
     Raises
@@ -111,7 +111,7 @@ class PretrainedConfig:
     ValueError
         If ``n_train_two`` is not an int >= 0 (the data is checked by
         :class:`~hooks_tutorial.data.ShapesSpec`, the other settings by
-        :func:`~hooks_tutorial.data.make_shapes` and the model).
+        :func:`~hooks_tutorial.make_shapes` and the model).
 
     Examples
     --------
@@ -401,7 +401,7 @@ def pretrained(
         Train with these settings instead of the registered ones (for example
         a tiny run in tests); the cache key follows the settings.
     cache : path, optional
-        Cache folder; defaults to :func:`cache_dir`.
+        Cache folder; defaults to ``cache_dir()``.
     retrain : bool, default False
         Train with the recipe even if shipped or cached weights exist, and
         replace the cached ones.
@@ -418,8 +418,8 @@ def pretrained(
 
     Examples
     --------
-    >>> model = pretrained("simple_cnn-shapes")  # doctest: +SKIP
-    >>> model.conv3  # doctest: +SKIP
+    >>> model = pretrained("simple_cnn-shapes")  # shipped weights: no training
+    >>> model.conv3
     Conv2d(32, 64, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1), bias=False)
     """
     registered = pretrained_config(name)

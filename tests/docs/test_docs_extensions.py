@@ -1,6 +1,6 @@
 """Unit tests of the docs extensions in docs/_ext (run by ``nox -s docs``).
 
-Skipped where the docs dependencies are not installed (``nox -s tests``).
+They need the docs dependency group, which ``nox -s docs`` installs.
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ import sys
 import zipfile
 from pathlib import Path
 
+import pypandoc
 import pytest
 
-pytest.importorskip("sphinx_gallery")
 sys.path.insert(0, str(Path(__file__).parents[2] / "docs" / "_ext"))
 
 import localized_downloads as ld
@@ -104,7 +104,6 @@ See :doc:`/auto_examples/01_x/plot_01_a` and :doc:`this page </api>`,
 def test_pandoc_results_are_reused_until_an_input_changes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    pypandoc = pytest.importorskip("pypandoc")
     monkeypatch.setenv("HOOKS_TUTORIAL_CACHE", str(tmp_path / "cache"))
     calls = []
 
@@ -135,7 +134,6 @@ def test_pandoc_results_are_reused_until_an_input_changes(
 
 
 def test_notebook_markdown_has_no_rest_left(tmp_path: Path) -> None:
-    pypandoc = pytest.importorskip("pypandoc")
     meta = tmp_path / "meta.json"
     meta.write_text(
         '{"site": "https://example.org/en/", "api": "https://example.org/en/api.html",'

@@ -104,7 +104,7 @@ class BaseCAM(HooksPerCall):
     held between calls, and a call's hooks act only on its own forward pass.
 
     A subclass implements ``_maps(x, target)``, returning one signed map
-    ``[B, h, w]`` per target layer, from the :class:`LayerRecord` that
+    ``[B, h, w]`` per target layer, from the ``LayerRecord`` that
     ``self._run(x, target)`` returns. Two class attributes say what the call
     records: ``uses_gradients`` (differentiate the score) and ``uses_target``
     (resolve the target to a score and class indices; ``False`` for a
