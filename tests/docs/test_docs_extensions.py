@@ -201,3 +201,19 @@ def test_notebook_headings_get_the_script_levels() -> None:
     assert notebook["cells"][2]["source"].startswith("# not a heading")
     assert notebook["cells"][3]["source"] == "```\n# code\n```\n### A subsection\n\nMore."
     assert not notebooks.fix_heading_levels({"cells": []}, SCRIPT)  # nothing to match
+
+
+def test_the_example_zip_gets_the_fixed_notebook(tmp_path: Path) -> None:
+    """The zip sphinx-gallery wrote before the headings were fixed holds the fixed notebook."""
+    archive = tmp_path / "plot_x.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr(zipfile.ZipInfo("plot_x.py", (2020, 1, 2, 3, 4, 6)), "print(1)\n")
+        z.writestr(zipfile.ZipInfo("plot_x.ipynb", (2020, 1, 2, 3, 4, 6)), "# Section")
+    notebooks.update_zip(archive, "plot_x.ipynb", b"## Section")
+    with zipfile.ZipFile(archive) as z:
+        assert z.read("plot_x.ipynb") == b"## Section"
+        assert z.read("plot_x.py") == b"print(1)\n"
+        assert {i.date_time for i in z.infolist()} == {(2020, 1, 2, 3, 4, 6)}
+    before = archive.stat().st_mtime_ns
+    notebooks.update_zip(archive, "plot_x.ipynb", b"## Section")  # nothing to change
+    assert archive.stat().st_mtime_ns == before

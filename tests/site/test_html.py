@@ -11,7 +11,8 @@ sees (scripts, requests made at run time, axe-core, the keyboard).
   is not empty), and every ``#fragment`` names an element of its target page;
 - nothing the page loads (images, scripts, stylesheets) comes from another host:
   the site works offline;
-- a page's canonical URL is its own.
+- a page's canonical URL is its own;
+- names in the examples' code link to the API pages, PyTorch's and Python's docs.
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ class Scan:
     references: list[Reference] = field(default_factory=list)
     images: list[tuple[str, str | None, set[str]]] = field(default_factory=list)
     canonical: str | None = None
+    code_links: list[str] = field(default_factory=list)  # names in example code
 
 
 class _Parser(HTMLParser):
@@ -78,6 +80,8 @@ class _Parser(HTMLParser):
         elif tag == "a" and "href" in attr:
             download = "download" in attr or "download" in classes
             scan.references.append(Reference("link", attr["href"], download))
+            if any(c.startswith("sphx-glr-backref") for c in classes):
+                scan.code_links.append(attr["href"])
         elif tag == "img":
             scan.images.append((attr.get("src", ""), dict(attrs).get("alt"), classes))
             scan.references.append(Reference("image", attr.get("src", "")))
@@ -216,6 +220,19 @@ def test_figures_have_alt_text_that_says_what_they_show(page: str) -> None:
     assert not bad, f"{page}: figures whose alt text does not say what they show:\n" + "\n".join(
         bad
     )
+
+
+def test_code_links_to_api_documentation() -> None:
+    """Names in the examples' code link to the library's API pages, PyTorch's and Python's."""
+    hosts: dict[str, int] = {}
+    for name in GALLERY_PAGES:
+        for href in scan(f"en/{name}.html").code_links:
+            path, _ = _target(f"en/{name}.html", href)
+            host = "API pages" if path is not None else urlsplit(href).netloc
+            hosts[host] = hosts.get(host, 0) + 1
+    assert hosts.get("API pages", 0) > 0, hosts
+    assert hosts.get("docs.pytorch.org", 0) > 0, hosts
+    assert hosts.get("docs.python.org", 0) > 0, hosts
 
 
 def test_every_page_was_checked() -> None:
