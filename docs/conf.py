@@ -37,7 +37,7 @@ extensions = [
     "sphinx.ext.autosummary",  # api.rst: one page per public object, docs/_templates/autosummary
     "sphinx.ext.intersphinx",
     "sphinx.ext.mathjax",
-    "sphinx-mathjax-offline",  # serves MathJax from _static: math pages work offline
+    "mathjax_offline",  # docs/_ext: sphinx-mathjax-offline (MathJax from _static), parallel-safe
     "sphinx.ext.viewcode",
     "numpydoc",
     "myst_parser",
