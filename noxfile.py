@@ -4,14 +4,14 @@
 # ///
 """Developer tasks. Needs only Python and nox: ``pip install nox``.
 
-- ``nox -s tests``         run the test suite
-- ``nox -s docs``          build the English, then the Chinese site
+- ``nox -s tests``         run the unit tests and the docstrings' examples (peers as oracles)
+- ``nox -s docs``          build the English, then the Chinese site, and check it (tests/site)
 - ``nox -s lint``          ruff, mypy, sphinx-lint, repo-review, config schemas
 - ``nox -s translations``  refresh the zh_CN catalogs after changing English text
 - ``nox -s bench``         run the speed and memory benchmarks
-- ``nox -s e2e``           browse the built site in headless Chromium (after ``docs``)
+- ``nox -s e2e``           audit the built site in headless Chromium (after ``docs``)
 - ``nox -s build``         build the sdist and wheel into dist/ and check them
-- ``nox -s downloads``     run every downloaded script and notebook with the built wheel
+- ``nox -s downloads``     check every download; run each page's notebook with the built wheel
 - ``nox -s inventories``   refresh the intersphinx inventories in ``docs/_intersphinx``
 """
 
@@ -25,6 +25,7 @@ import zipfile
 from pathlib import Path
 
 import nox
+from packaging.requirements import Requirement  # nox's own dependency
 
 nox.needs_version = ">=2025.2.9"
 nox.options.default_venv_backend = "virtualenv"  # pip sees this machine's local torch build
@@ -35,13 +36,59 @@ PYPROJECT = nox.project.load_toml(ROOT / "pyproject.toml")
 DOCS = ROOT / "docs"
 BUILD = DOCS / "_build"
 LOCALES = DOCS / "locales" / "zh_CN" / "LC_MESSAGES"
-SPHINX = ["sphinx-build", "-W", "--keep-going", "-q"]
+# -n: every cross-reference resolves; -j auto: parallel reading and writing (the
+# examples run once, serially, before it)
+SPHINX = ["sphinx-build", "-n", "-W", "--keep-going", "-q", "-j", "auto"]
 CHROMIUM = Path("/usr/bin/chromium")
 CJK_FONT = Path("/usr/share/fonts/truetype/wqy/wqy-microhei.ttc")  # readable zh screenshots
 
 
-def install(session: nox.Session, *groups: str, editable: bool = True) -> None:
-    """Install the package and dependency groups, skipped when nothing changed.
+# torch and torchvision, as the project requires them (shared_torch installs them once)
+TORCH = [
+    d
+    for d in PYPROJECT["project"]["dependencies"]
+    if Requirement(d).name in {"torch", "torchvision"}
+]
+
+
+def shared_torch(session: nox.Session) -> None:
+    """Make torch and torchvision importable from one install that the sessions share.
+
+    From the package index torch comes with about 4 GB of CUDA libraries:
+    installing it into each session's virtualenv took a minute or more per
+    session (5.5 GB of disk each) and was most of a session's set-up. It is
+    installed once per clone, with ``pip install --target`` into
+    ``.nox/_torch-py<version>`` (again when the project's torch requirements
+    change), and a ``.pth`` file in the session's site-packages appends that
+    folder to ``sys.path``, after the session's own packages. pip then sees
+    torch as installed (and checks its version against the requirements);
+    everything else a session needs still goes into its own virtualenv.
+    """
+    version = session.run(
+        "python", "-c", "import sys; print('%d.%d' % sys.version_info[:2])", silent=True
+    )
+    site = session.run(
+        "python", "-c", "import sysconfig; print(sysconfig.get_path('purelib'))", silent=True
+    )
+    assert isinstance(version, str)
+    assert isinstance(site, str)
+    layer = Path(session.virtualenv.location).parent / f"_torch-py{version.strip()}"
+    stamp = layer / ".hooks-tutorial-installed"
+    digest = hashlib.sha256(" ".join(TORCH).encode()).hexdigest()
+    if not (stamp.is_file() and stamp.read_text() == digest):
+        shutil.rmtree(layer, ignore_errors=True)
+        session.run("python", "-m", "pip", "install", "--target", str(layer), *TORCH)
+        stamp.write_text(digest)
+    else:
+        session.log(f"torch: the shared install in {layer}")
+    (Path(site.strip()) / "_hooks_tutorial_torch.pth").write_text(f"{layer}\n")
+
+
+def install(
+    session: nox.Session, *groups: str, editable: bool = True, project: bool = True
+) -> None:
+    """Install the package (unless ``project=False``) and dependency groups, skipped when
+    nothing changed.
 
     nox's own options do not do this: ``reuse_venv`` keeps the environment, but
     ``session.install`` still runs pip every time (8-11 s here, most of it building
@@ -49,7 +96,9 @@ def install(session: nox.Session, *groups: str, editable: bool = True) -> None:
     skips pip on reuse without noticing a changed ``pyproject.toml``. The stamp
     re-installs exactly when ``pyproject.toml`` or the requested groups change.
     """
-    args = ["-e", "."] if editable else ["."]
+    if project:
+        shared_torch(session)
+    args = (["-e", "."] if editable else ["."]) if project else []
     for group in groups:
         args += nox.project.dependency_groups(PYPROJECT, group)
     venv = Path(session.virtualenv.location)
@@ -73,8 +122,13 @@ def sphinx(session: nox.Session, builder: str, name: str, *options: str) -> None
 
 @nox.session(default=True)
 def tests(session: nox.Session) -> None:
-    """Run the unit and property tests (and the site checks when a build exists)."""
-    install(session, "test")
+    """Run the unit and property tests and the docstrings' examples.
+
+    captum, pytorch-grad-cam and torchcam (the ``peers`` group) are installed:
+    tests compare the CAM methods with them. The checks of the built site
+    (tests/site) and of the docs tooling (tests/docs) run in ``nox -s docs``.
+    """
+    install(session, "test", "peers")
     session.run("pytest", *session.posargs)
 
 
@@ -82,8 +136,11 @@ def tests(session: nox.Session) -> None:
 def docs(session: nox.Session) -> None:
     """Build the site: English first (runs the examples), then zh_CN (reuses them).
 
-    Fails on any Sphinx warning, on an example that raises, and on a zh_CN
-    catalog entry that is missing, untranslated or fuzzy.
+    Fails on any Sphinx warning or unresolved cross-reference, on an example
+    that raises, and on a zh_CN catalog entry that is missing, untranslated or
+    fuzzy. Then checks the built site: every page's HTML (tests/site/test_html.py),
+    each page's claims and exercise answers against what it printed
+    (tests/site), and the docs tooling (tests/docs).
     """
     install(session, "docs", "test")
     session.env["PYTHONHASHSEED"] = "0"
@@ -121,15 +178,19 @@ def _ensure_browser_tools(session: nox.Session) -> None:
 def e2e(session: nox.Session) -> None:
     """Browse the built site (``nox -s docs`` first) in headless Chromium.
 
-    Serves docs/_build/html on 127.0.0.1 and checks every page of both
-    languages (errors, links, images, downloads), the language switcher,
-    search, dark mode, the 404 page and the Chinese downloads; audits every
-    page in the light and the dark theme with axe-core (WCAG 2 A/AA) and
-    checks language, figure alt text, keyboard use and visible focus.
-    Installs Debian's Chromium (and Node.js) with apt-get when missing (as
-    root), axe-core with ``npm ci`` (pinned in e2e/package-lock.json) and
-    pytest-playwright, which drives that Chromium (no browser download).
-    Screenshots and a summary go to e2e-artifacts/.
+    Serves docs/_build/html on 127.0.0.1. axe-core (WCAG 2 A/AA) audits every
+    tutorial page and one page of each other kind (home, API summary, API
+    class and function, module source and its index, gallery index, general
+    index, search, 404), in both languages and in the light and the dark
+    theme, and those loads must show no console error, failed request or
+    request to another host; then the root page, the language switcher,
+    search, dark mode, the 404 page, the Chinese downloads, keyboard use and
+    visible focus. (Language, alt text, links, images and downloads of every
+    page are checked without a browser by ``nox -s docs``.) Installs Debian's
+    Chromium (and Node.js) with apt-get when missing (as root), axe-core with
+    ``npm ci`` (pinned in e2e/package-lock.json) and pytest-playwright, which
+    drives that Chromium (no browser download); no torch. Screenshots and a
+    summary go to e2e-artifacts/.
     """
     html = BUILD / "html"
     missing = [
@@ -141,7 +202,7 @@ def e2e(session: nox.Session) -> None:
         )
     _ensure_browser_tools(session)
     session.run("npm", "ci", "--prefix", "e2e", "--no-audit", "--no-fund", external=True)
-    session.install(*nox.project.dependency_groups(PYPROJECT, "e2e"))
+    install(session, "e2e", project=False)
     session.run(
         "pytest",
         "e2e",
@@ -273,15 +334,20 @@ def build(session: nox.Session) -> None:
 
 @nox.session(default=False)
 def downloads(session: nox.Session) -> None:
-    """Run every downloaded script and notebook (both languages) with the built wheel.
+    """Check every download of both languages; run each page's code once, from the wheel.
 
     After ``nox -s docs`` and ``nox -s build``: the environment's only install
     of the project is the wheel in dist/ (plus scikit-image, which page 23
-    needs, and a Jupyter kernel to run the notebooks), and each download runs in an empty folder outside the clone.
+    needs, and a Jupyter kernel to run the notebooks). Each page's English
+    notebook runs in an empty folder outside the clone; every other download
+    is checked against it statically (the same code; see
+    tests/downloads/run_downloads.py, whose ``--all`` runs every download),
+    and no notebook's Markdown holds reST.
     """
     wheels = sorted(DIST.glob("*.whl"))
     if not wheels or not (BUILD / "html" / "zh_CN" / "index.html").is_file():
         session.error("run `nox -s docs build` first (a built site and a wheel in dist/)")
+    shared_torch(session)
     # the wheel, plus what the README tells readers to add for page 23's photos
     session.install(str(wheels[-1]), "scikit-image>=0.22")
     session.install("nbclient>=0.10", "ipykernel>=6", "nbformat>=5")  # to run the notebooks

@@ -1,22 +1,24 @@
-"""Accessibility: no WCAG 2 A/AA violation, and what axe-core cannot see.
+"""In the browser: no WCAG 2 A/AA violation, no error, and the keyboard alone.
 
-axe-core audits every page of both languages in the light and the dark theme
-(WCAG 2 A and AA rules only). Then, by other means: each page declares its
-language, each figure's alternative text says what it shows, the language
-switcher and the solution dropdowns work with the keyboard alone, and the
-keyboard focus is always visible.
+axe-core audits every tutorial page and one page of each other kind (home,
+API summary, an API class and function page, module source and its index,
+gallery index, general index, search, 404), in both languages and in the
+light and the dark theme (WCAG 2 A and AA rules only); the same page loads
+record console errors, JavaScript exceptions, failed requests, requests to
+other hosts and images that did not load. The checks that need no browser
+(language, alt text, links and #fragments, images, downloads) run on every
+page in ``tests/site/test_html.py``. Then: the language switcher and the
+solution dropdowns work with the keyboard alone, and the keyboard focus is
+always visible.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
-from html.parser import HTMLParser
-from pathlib import Path
 from typing import Any
 
 import pytest
-from builtsite import GALLERY_PAGES, HTML, LANGUAGES, READER, built_pages
+from builtsite import GALLERY_PAGES, HTML, READER, Record, audited_pages, watch
 
 THEMES = ("light", "dark")
 
@@ -31,35 +33,44 @@ AXE_RUN = """async () => {
   }));
 }"""
 
+BROKEN_IMAGES = """() => Array.from(document.images)
+  .filter(i => i.loading !== 'lazy' && (!i.complete || i.naturalWidth === 0))
+  .map(i => i.currentSrc || i.src)"""
+
 
 @pytest.fixture(scope="module")
 def themed_pages(
-    browser: Any, browser_context_args: dict[str, Any], axe_script: str
-) -> Iterator[dict[str, Any]]:
+    browser: Any, browser_context_args: dict[str, Any], axe_script: str, server: str
+) -> Iterator[dict[str, tuple[Any, Record]]]:
     """One page per theme, reused for every audit (a page load is far cheaper than a context).
 
     The site follows the reader's colour scheme (``default_mode = "auto"``), so
-    each context asks for its theme; axe-core is injected into every document.
+    each context asks for its theme; axe-core is injected into every document,
+    and each page records what goes wrong while it is open.
     """
     pages = {}
     for theme in THEMES:
         context = browser.new_context(**browser_context_args, **READER, color_scheme=theme)
         context.set_default_timeout(20_000)
         context.add_init_script(script=axe_script)
-        pages[theme] = context.new_page()
+        page = context.new_page()
+        pages[theme] = (page, watch(page, server))
     yield pages
-    for page in pages.values():
+    for page, _ in pages.values():
         page.context.close()
 
 
-@pytest.mark.parametrize("path", built_pages(root=False))
-def test_no_wcag_violation(
-    path: str, themed_pages: dict[str, Any], server: str, stats: Any
+@pytest.mark.parametrize("path", audited_pages())
+def test_page_is_accessible_and_loads_cleanly(
+    path: str, themed_pages: dict[str, tuple[Any, Record]], server: str, stats: Any
 ) -> None:
-    """axe-core finds no WCAG 2 A/AA violation on the page, in either theme."""
+    """axe-core finds no WCAG 2 A/AA violation, in either theme; nothing fails to load."""
     problems = []
-    for theme, page in themed_pages.items():
-        page.goto(server + path, wait_until="load")
+    for theme, (page, record) in themed_pages.items():
+        record.clear()
+        response = page.goto(server + path, wait_until="load")
+        if response.status != 200:
+            problems.append(f"{path}: HTTP {response.status}")
         page.wait_for_function(f"document.documentElement.dataset.theme === '{theme}'")
         stats.audits += 1
         stats.pages.add(page.url)
@@ -69,89 +80,11 @@ def test_no_wcag_violation(
                 f"{violation['help']}\n    {node['target']}: {node['html']}"
                 for node in violation["nodes"]
             ]
-    assert not problems, f"{len(problems)} WCAG 2 A/AA violations:\n" + "\n".join(problems)
-
-
-# -- what axe-core cannot see -----------------------------------------------------------
-
-
-class _Scan(HTMLParser):
-    """The ``lang`` of ``<html>`` and the figures' (src, alt) of one built page."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.lang: str | None = None
-        self.figures: list[tuple[str, str | None]] = []
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        attr = dict(attrs)
-        if tag == "html":
-            self.lang = attr.get("lang")
-        classes = (attr.get("class") or "").split()
-        if tag == "img" and {"sphx-glr-single-img", "sphx-glr-multi-img"} & set(classes):
-            self.figures.append((attr.get("src") or "", attr.get("alt")))
-
-
-def _scan(path: str) -> _Scan:
-    scan = _Scan()
-    scan.feed((HTML / path).read_text(encoding="utf-8"))
-    return scan
-
-
-def test_every_page_declares_its_language() -> None:
-    """Screen readers pick their voice from ``<html lang>``: en and zh-CN."""
-    wrong = []
-    for path in built_pages():
-        language = path.split("/", 1)[0] if "/" in path else "en"
-        expected = language.replace("_", "-")
-        lang = _scan(path).lang
-        if lang != expected:
-            wrong.append(f"{path}: lang={lang!r}, expected {expected!r}")
-    assert not wrong, "\n".join(wrong)
-
-
-# Gallery pages with a figure that has no title, so that sphinx-gallery falls back to
-# the script's file name ("plot 15 train cnn") as its alternative text. The example
-# scripts are not this test's to change: each such figure needs a title
-# (``ax.set_title`` or ``fig.suptitle``) that says what it shows; then its page
-# leaves this list (the test fails until it does: strict xfail).
-UNTITLED_FIGURES: dict[str, str] = {}  # page -> figure without a title (expected to fail)
-
-
-def _file_name_alt(src: str) -> str:
-    """sphinx-gallery's fallback alt text: the image file name without prefix and number."""
-    stem = re.sub(r"_\d_\d\dx$", "", Path(src).stem)  # srcset variants
-    return re.sub(r"[-,_]", " ", stem[len("sphx_glr_") : -len("_001")])
-
-
-@pytest.mark.parametrize(
-    "path",
-    [
-        pytest.param(
-            f"{language}/{name}",
-            marks=[
-                pytest.mark.xfail(
-                    reason=f"{name}: {UNTITLED_FIGURES[name]} has no title", strict=True
-                )
-            ]
-            if name in UNTITLED_FIGURES
-            else [],
-        )
-        for language in LANGUAGES
-        for name in GALLERY_PAGES
-    ],
-)
-def test_figures_have_alt_text_that_says_what_they_show(path: str) -> None:
-    """Each figure's alt text comes from its title, not from the script's file name."""
-    bad = []
-    for src, alt in _scan(f"{path}.html").figures:
-        if not alt or not alt.strip():
-            bad.append(f"{Path(src).name} has no alt text")
-        elif alt.strip() == _file_name_alt(src):
-            bad.append(f"{Path(src).name}: alt={alt!r}, the file name (the figure has no title)")
-    assert not bad, f"{path}: figures whose alt text does not say what they show:\n" + "\n".join(
-        bad
-    )
+        problems += [
+            f"{theme} theme: image did not load: {src}" for src in page.evaluate(BROKEN_IMAGES)
+        ]
+        problems += [f"{theme} theme: {problem}" for problem in record.problems()]
+    assert not problems, f"{len(problems)} problems on {path}:\n" + "\n".join(problems)
 
 
 # -- the keyboard alone --------------------------------------------------------------------

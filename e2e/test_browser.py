@@ -1,11 +1,10 @@
 """The built site as a reader meets it, in headless Chromium.
 
-Every page of both languages loads without JavaScript errors, failed requests
-or requests to other hosts, and every link, image, script, stylesheet and
-download it references exists (with the #fragment, when there is one). Then:
-the root page, the language switcher, search in both languages, dark mode,
-the 404 page, links from example code to the API docs, the "Edit on GitHub"
-link, and the Chinese downloads.
+The root page, the language switcher, search in both languages, dark mode,
+the 404 page, the "Edit on GitHub" link, and the Chinese downloads. Every
+audited page's load is checked for errors in ``test_a11y.py``; links, images
+and downloads of every page are checked without a browser in
+``tests/site/test_html.py``.
 """
 
 from __future__ import annotations
@@ -20,54 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from builtsite import EXAMPLES, GALLERY_PAGES, HTML, built_pages
+from builtsite import EXAMPLES, GALLERY_PAGES, HTML
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
-
-
-REFERENCES = """() => {
-  const out = [];
-  const add = (kind, url, el) => { if (url) out.push({kind, url, download: !!el.closest('.sphx-glr-download, a.download')}); };
-  document.querySelectorAll('a[href]').forEach(a => add('link', a.href, a));
-  document.querySelectorAll('img[src]').forEach(i => add('image', i.currentSrc || i.src, i));
-  document.querySelectorAll('script[src]').forEach(s => add('script', s.src, s));
-  document.querySelectorAll('link[href]').forEach(l => {
-    if (!['canonical', 'alternate'].includes(l.rel)) add('resource', l.href, l);
-  });
-  return out;
-}"""
-
-BROKEN_IMAGES = """() => Array.from(document.images)
-  .filter(i => i.loading !== 'lazy' && (!i.complete || i.naturalWidth === 0))
-  .map(i => i.currentSrc || i.src)"""
-
-
-@pytest.mark.parametrize("path", built_pages())
-def test_page_loads_cleanly(
-    path: str, open_page: Callable[..., Any], links: Any, stats: Any
-) -> None:
-    """No console error, no failed or external request, no broken reference."""
-    page, record, response = open_page(path)
-    assert response.status == 200, f"{path}: HTTP {response.status}"
-    if path == "index.html":  # the root page sends the reader on to a language
-        page.wait_for_url("**/en/index.html")
-    problems = record.problems()
-    problems += [f"image did not load: {src}" for src in page.evaluate(BROKEN_IMAGES)]
-    for ref in page.evaluate(REFERENCES):
-        problem = links.check(ref["url"])
-        if problem:
-            problems.append(f"broken {ref['kind']}: {problem}")
-        elif ref["download"] and ref["url"].startswith(links.base):
-            stats.downloads.add(ref["url"])
-            if links.size(ref["url"].split("#")[0]) == 0:
-                problems.append(f"empty download: {ref['url']}")
-    if path.startswith(("en/", "zh_CN/")) and not path.endswith(("/404.html", "/search.html")):
-        language = path.split("/", maxsplit=1)[0]
-        canonical = page.locator('link[rel="canonical"]').get_attribute("href")
-        assert canonical is not None
-        assert canonical.endswith(path), f"canonical URL {canonical} for {path}"
-        assert page.locator("html").get_attribute("lang") == language.replace("_", "-")
-    assert not problems, f"{path}:\n" + "\n".join(problems)
 
 
 @pytest.mark.parametrize(
@@ -253,36 +207,6 @@ def test_404_page(
     page.locator('a[href$="zh_CN/index.html"]', has_text="首页").first.click()
     page.wait_for_url("**/zh_CN/index.html")
     assert page.locator("html").get_attribute("lang") == "zh-CN"
-
-
-def test_code_links_to_api_documentation(open_page: Callable[..., Any], stats: Any) -> None:
-    """Names in example code link to the library's API pages, PyTorch's and Python's docs."""
-    hosts: dict[str, int] = {}
-    local_api = 0
-    for name in GALLERY_PAGES:
-        page, _, _ = open_page(f"en/{name}.html")
-        hrefs = page.eval_on_selector_all(
-            "div.highlight-Python a, div.highlight-python a, div.highlight-default a",
-            "els => els.map(a => a.href)",
-        )
-        page.close()
-        for href in hrefs:
-            if "/generated/hooks_tutorial." in href:  # one API page per object
-                local_api += 1
-            else:
-                host = re.sub(r"^https?://([^/]+)/.*$", r"\1", href)
-                hosts[host] = hosts.get(host, 0) + 1
-    stats.notes.append(
-        f"code links: {local_api} to the API pages, "
-        + ", ".join(f"{n} to {h}" for h, n in sorted(hosts.items()))
-    )
-    assert hosts.get("docs.pytorch.org", 0) > 0, hosts
-    assert hosts.get("docs.python.org", 0) > 0, hosts
-    uses_library = any(
-        "hooks_tutorial" in (EXAMPLES / f"{p.split('/', 1)[1]}.py").read_text(encoding="utf-8")
-        for p in GALLERY_PAGES
-    )
-    assert local_api > 0 or not uses_library, "no code link to the library's API pages"
 
 
 def test_edit_link_points_to_the_example_script(open_page: Callable[..., Any]) -> None:

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 import torch
+import torchvision
 from torch import nn
 
 from hooks_tutorial import (
@@ -63,7 +64,6 @@ def image() -> torch.Tensor:
 @pytest.fixture
 def resnet18() -> nn.Module:
     """torchvision's ResNet-18 architecture, random weights, eval mode."""
-    torchvision = pytest.importorskip("torchvision")
     torch.manual_seed(0)
     return torchvision.models.resnet18(weights=None).eval()
 

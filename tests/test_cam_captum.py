@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import pytest
 import torch
+import torchvision
+from captum import attr as captum_attr
 from torch import nn
 
 from hooks_tutorial import count_hooks
 from hooks_tutorial.cam import GradCAM
-
-captum_attr = pytest.importorskip("captum.attr")
-torchvision = pytest.importorskip("torchvision")
 
 
 class InplaceNet(nn.Module):

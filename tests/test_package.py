@@ -43,7 +43,7 @@ def _api_reference_names() -> set[str]:
     api = (Path(__file__).parents[1] / "docs" / "api.rst").read_text(encoding="utf-8")
     names, module, in_table = set(), "", False
     for line in api.splitlines():
-        if line.startswith(".. currentmodule:: "):
+        if line.startswith((".. currentmodule:: ", ".. module:: ")):
             module = line.split("::")[1].strip()
         elif line.startswith(".. autosummary::"):
             in_table = True

@@ -20,6 +20,7 @@ import inspect
 import json
 import os
 import re
+import zipfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -195,6 +196,24 @@ def fix_gallery_notebooks(app: Sphinx) -> None:
                 continue
             if json.dumps(notebook) != before:
                 path.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n")
+            update_zip(path.with_suffix(".zip"), path.name, path.read_bytes())
+
+
+def update_zip(archive: Path, name: str, data: bytes) -> None:
+    """Make member ``name`` of ``archive`` hold ``data`` (its date and compression kept).
+
+    sphinx-gallery zips each example's script and notebook before this module
+    fixes the notebook's headings; the zip must hold the notebook readers download.
+    """
+    if not archive.is_file():
+        return
+    with zipfile.ZipFile(archive) as old:
+        members = [(info, old.read(info)) for info in old.infolist()]
+    if all(info.filename != name or content == data for info, content in members):
+        return
+    with zipfile.ZipFile(archive, "w") as new:
+        for info, content in members:
+            new.writestr(info, data if info.filename == name else content)
 
 
 def configure_notebooks(app: Sphinx, config: Config) -> None:

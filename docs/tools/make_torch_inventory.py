@@ -387,6 +387,7 @@ NN_CLASSES = [
     "Upsample",
     "UpsamplingNearest2d",
     "UpsamplingBilinear2d",
+    "DataParallel",
 ]
 
 # classes whose own (documented) methods appear on their page
@@ -481,6 +482,7 @@ NN_UTILS = [
     "clip_grad_value_",
     "parameters_to_vector",
     "vector_to_parameters",
+    "weight_norm",
 ]
 
 AUTOGRAD_GENERATED = [

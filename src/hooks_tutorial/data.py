@@ -91,7 +91,7 @@ class ShapesSpec:
     image_size : int, default 64
         Side of the square images in pixels.
     num_classes : int, default 5
-        Use the first ``num_classes`` of :data:`CLASSES`.
+        Use the first ``num_classes`` of ``CLASSES``.
     object_size : (float, float), default (0.35, 0.6)
         Smallest and largest object diameter as fractions of ``image_size``. In
         the ``"two"`` variant an object is at most half the image wide.
@@ -210,7 +210,7 @@ class ShapesData(Dataset[tuple[Tensor, Tensor]]):
     """Images and their ground truth, as tensors (returned by :func:`make_shapes`).
 
     It is also a :class:`torch.utils.data.Dataset` of ``(image, label)`` pairs,
-    so it can be passed to :func:`~hooks_tutorial.training.fit` or a
+    so it can be passed to :func:`~hooks_tutorial.fit` or a
     :class:`~torch.utils.data.DataLoader` as it is (``fit`` then checks the
     model's outputs against :attr:`num_classes`).
 
@@ -578,7 +578,7 @@ def make_shapes(
     split : {"train", "test"}, default "train"
         Train and test sets made with the same seed hold different images. For
         the shortcut variant the split sets how often the cue tells the truth
-        (see :attr:`ShapesSpec.cue_agreement`).
+        (see ``ShapesSpec.cue_agreement``).
     seed : int, default 0
         Same seed, same arguments: same data, on every run.
     **options

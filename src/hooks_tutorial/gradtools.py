@@ -381,7 +381,7 @@ def detect_anomalies(model: nn.Module) -> Iterator[None]:
       :func:`~hooks_tutorial.capture_gradients`) and the gradient of each
       parameter (a tensor hook on the parameter).
 
-    Compared with :func:`torch.autograd.detect_anomaly` it names modules
+    Compared with :class:`torch.autograd.detect_anomaly` it names modules
     rather than autograd nodes, and also checks forward values.
 
     Parameters

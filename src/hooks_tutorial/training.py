@@ -254,7 +254,7 @@ class EarlyStopping(Callback):
     patience : int, default 3
         Epochs without improvement before stopping.
     min_delta : float, default 0.0
-        A value counts as an improvement only if it beats :attr:`best` by at
+        A value counts as an improvement only if it beats ``best`` by at
         least this much. So with ``min_delta > 0`` the best epoch (the one
         restored) need not be the epoch with the best value seen: a later,
         slightly better value does not count.
@@ -262,7 +262,7 @@ class EarlyStopping(Callback):
         Whether lower or higher is better; ``"auto"`` means higher for keys
         containing ``"acc"``, lower otherwise.
     restore_best : bool, default True
-        At the end of training, load the weights of :attr:`best_epoch` (if it
+        At the end of training, load the weights of ``best_epoch`` (if it
         was not the last).
 
     Attributes

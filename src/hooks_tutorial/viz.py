@@ -222,7 +222,7 @@ def plot_cams(
     Returns
     -------
     matplotlib.figure.Figure
-        The figure, made with :func:`matplotlib.pyplot.figure` so that
+        The figure, made with ``matplotlib.pyplot.figure`` so that
         ``plt.show()``, notebooks and sphinx-gallery display it; save it with
         ``fig.savefig(path)`` and close it with ``plt.close(fig)``.
 

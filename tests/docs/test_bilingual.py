@@ -12,11 +12,10 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import jinja2
 import pytest
+import torch
 
-pytest.importorskip("sphinx_gallery")
-jinja2 = pytest.importorskip("jinja2")
-torch = pytest.importorskip("torch")
 DOCS = Path(__file__).parents[2] / "docs"
 sys.path.insert(0, str(DOCS / "_ext"))
 

@@ -1,6 +1,6 @@
 """Unit tests of the docs extensions in docs/_ext (run by ``nox -s docs``).
 
-Skipped where the docs dependencies are not installed (``nox -s tests``).
+They need the docs dependency group, which ``nox -s docs`` installs.
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ import sys
 import zipfile
 from pathlib import Path
 
+import pypandoc
 import pytest
 
-pytest.importorskip("sphinx_gallery")
 sys.path.insert(0, str(Path(__file__).parents[2] / "docs" / "_ext"))
 
 import localized_downloads as ld
@@ -104,7 +104,6 @@ See :doc:`/auto_examples/01_x/plot_01_a` and :doc:`this page </api>`,
 def test_pandoc_results_are_reused_until_an_input_changes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    pypandoc = pytest.importorskip("pypandoc")
     monkeypatch.setenv("HOOKS_TUTORIAL_CACHE", str(tmp_path / "cache"))
     calls = []
 
@@ -135,7 +134,6 @@ def test_pandoc_results_are_reused_until_an_input_changes(
 
 
 def test_notebook_markdown_has_no_rest_left(tmp_path: Path) -> None:
-    pypandoc = pytest.importorskip("pypandoc")
     meta = tmp_path / "meta.json"
     meta.write_text(
         '{"site": "https://example.org/en/", "api": "https://example.org/en/api.html",'
@@ -203,3 +201,19 @@ def test_notebook_headings_get_the_script_levels() -> None:
     assert notebook["cells"][2]["source"].startswith("# not a heading")
     assert notebook["cells"][3]["source"] == "```\n# code\n```\n### A subsection\n\nMore."
     assert not notebooks.fix_heading_levels({"cells": []}, SCRIPT)  # nothing to match
+
+
+def test_the_example_zip_gets_the_fixed_notebook(tmp_path: Path) -> None:
+    """The zip sphinx-gallery wrote before the headings were fixed holds the fixed notebook."""
+    archive = tmp_path / "plot_x.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr(zipfile.ZipInfo("plot_x.py", (2020, 1, 2, 3, 4, 6)), "print(1)\n")
+        z.writestr(zipfile.ZipInfo("plot_x.ipynb", (2020, 1, 2, 3, 4, 6)), "# Section")
+    notebooks.update_zip(archive, "plot_x.ipynb", b"## Section")
+    with zipfile.ZipFile(archive) as z:
+        assert z.read("plot_x.ipynb") == b"## Section"
+        assert z.read("plot_x.py") == b"print(1)\n"
+        assert {i.date_time for i in z.infolist()} == {(2020, 1, 2, 3, 4, 6)}
+    before = archive.stat().st_mtime_ns
+    notebooks.update_zip(archive, "plot_x.ipynb", b"## Section")  # nothing to change
+    assert archive.stat().st_mtime_ns == before

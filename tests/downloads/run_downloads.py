@@ -1,18 +1,30 @@
-"""Run every downloadable script and notebook of the built site, as a reader would.
+"""Check every downloadable script and notebook of the built site; run each page's code once.
 
 ``nox -s downloads`` runs this in an environment where the only install of the
-project is the built wheel (no clone on ``sys.path``): each ``.py`` runs with
-``python`` and each ``.ipynb`` with a Jupyter kernel (nbclient), in both
-languages, from an empty folder outside the repository. It also fails on a
-notebook Markdown cell that still holds reST (a directive or a Sphinx role),
-which Jupyter would show raw.
+project is the built wheel (no clone on ``sys.path``).
 
-Usage: ``python tests/downloads/run_downloads.py docs/_build/html [--jobs 2] [-k plot_01]``
+Statically, on every download of both languages:
+
+- no notebook Markdown cell holds reST (a directive or a Sphinx role), which
+  Jupyter would show raw;
+- each page's Chinese script and notebook hold the same code as the English
+  ones, and the English notebook the same code as the English script (the
+  script's syntax tree without its docstring; the notebooks' code cells);
+- the helper modules a page links (``_ddp_worker.py``) are the same in both
+  languages, and every zip holds the same files as the page's own downloads.
+
+Then each page's English notebook runs once, with a Jupyter kernel (nbclient),
+from an empty folder outside the repository, as a reader runs it: that runs the
+code every other download of the page holds, and proves the notebook works.
+``--all`` runs every script (``python``) and notebook of both languages instead.
+
+Usage: ``python tests/downloads/run_downloads.py docs/_build/html [--jobs 2] [-k plot_01] [--all]``
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import os
 import re
@@ -21,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -54,6 +67,80 @@ def rest_in_markdown(notebook: Path) -> list[str]:
             continue
         text = "".join(cell["source"])
         problems += [m.group(0).strip() for m in REST.finditer(text)]
+    return problems
+
+
+def script_code(source: bytes) -> str:
+    """A script's code: its syntax tree without the module docstring (comments are prose)."""
+    tree = ast.parse(source)
+    first = tree.body[0] if tree.body else None
+    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+        tree.body = tree.body[1:]
+    return ast.dump(tree)
+
+
+def code_cells(notebook: bytes) -> list[str]:
+    return ["".join(c["source"]) for c in json.loads(notebook)["cells"] if c["cell_type"] == "code"]
+
+
+def same_code(files: list[Path], html: Path) -> list[str]:
+    """Every page's downloads hold the English notebook's code; problems, if any."""
+    by_name = {(f.relative_to(html).parts[0], f.name): f for f in files}
+    problems = []
+    for (language, name), english in sorted(by_name.items()):
+        if language != "en" or english.suffix != ".ipynb":
+            continue
+        cells = code_cells(english.read_bytes())
+        stem = name.removesuffix(".ipynb")
+        script = by_name.get(("en", f"{stem}.py"))
+        if script is None:
+            problems.append(f"{name}: no English script next to the notebook")
+        elif script_code(script.read_bytes()) != ast.dump(ast.parse("\n".join(cells))):
+            problems.append(f"{script.name}: the English script's code differs from its notebook's")
+        zh_notebook, zh_script = by_name.get(("zh_CN", name)), by_name.get(("zh_CN", f"{stem}.py"))
+        if zh_notebook is None or zh_script is None:
+            problems.append(f"{stem}: a Chinese download is missing")
+            continue
+        if code_cells(zh_notebook.read_bytes()) != cells:
+            problems.append(f"zh_CN {name}: its code cells differ from the English notebook's")
+        if script and script_code(zh_script.read_bytes()) != script_code(script.read_bytes()):
+            problems.append(f"zh_CN {stem}.py: its code differs from the English script's")
+    return problems
+
+
+def _content(name: str, data: bytes) -> object:
+    """What a download holds: a script's bytes, a notebook's cells (not its JSON layout)."""
+    if not name.endswith(".ipynb"):
+        return data
+    return [(c["cell_type"], "".join(c["source"])) for c in json.loads(data)["cells"]]
+
+
+def same_helpers_and_zips(html: Path) -> list[str]:
+    """Helpers are the same in both languages; each zip member holds what that download does."""
+    problems = []
+    helpers: dict[str, set[bytes]] = {}
+    for helper in companions(html):
+        helpers.setdefault(helper.name, set()).add(helper.read_bytes())
+    problems += [
+        f"{name} differs between the languages" for name, v in helpers.items() if len(v) > 1
+    ]
+    for language in ("en", "zh_CN"):
+        root = html / language / "_downloads"
+        own = {
+            p.name: _content(p.name, p.read_bytes())
+            for p in root.rglob("*")
+            if p.suffix in {".py", ".ipynb"}
+        }
+        for archive in sorted(root.rglob("*.zip")):
+            with zipfile.ZipFile(archive) as z:
+                for member in z.namelist():
+                    name = Path(member).name
+                    if name not in own:
+                        problems.append(
+                            f"{language} {archive.name}: {member} is no page's download"
+                        )
+                    elif _content(name, z.read(member)) != own[name]:
+                        problems.append(f"{language} {archive.name}: {member} differs from {name}")
     return problems
 
 
@@ -100,11 +187,18 @@ def main() -> int:
     parser.add_argument("html", type=Path, help="the built site (docs/_build/html)")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("-k", default="", help="only files whose name contains this")
+    parser.add_argument(
+        "--all", action="store_true", help="run every script and notebook of both languages"
+    )
     args = parser.parse_args()
     files = downloads(args.html, args.k)
     if not files:
         print(f"no downloads under {args.html}: run `nox -s docs` first")
         return 1
+    english_notebooks = [
+        f for f in files if f.suffix == ".ipynb" and f.relative_to(args.html).parts[0] == "en"
+    ]
+    to_run = files if args.all else english_notebooks
     import hooks_tutorial  # noqa: PLC0415 - the installed wheel, not the clone
 
     print(
@@ -114,16 +208,22 @@ def main() -> int:
     for notebook in (f for f in files if f.suffix == ".ipynb"):
         for problem in rest_in_markdown(notebook):
             failures.append(f"{notebook}: reST left in a Markdown cell: {problem!r}")
+    failures += same_code(files, args.html)
+    failures += same_helpers_and_zips(args.html)
+    print(
+        f"checked {len(files)} downloads: no reST in the notebooks' Markdown, the same code "
+        f"in every download of a page, the same files in the zips ({len(failures)} problems)"
+    )
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
         helpers = companions(args.html)
-        for path, seconds, error in pool.map(lambda f: run_one(f, helpers), files):
+        for path, seconds, error in pool.map(lambda f: run_one(f, helpers), to_run):
             rel = path.relative_to(args.html)
             print(f"{'ok  ' if not error else 'FAIL'} {seconds:6.1f} s  {rel}", flush=True)
             if error:
                 failures.append(f"{rel} failed:\n{error}")
     for failure in failures:
         print(f"\n{failure}")
-    print(f"\n{len(files)} downloads, {len(failures)} problems")
+    print(f"\n{len(files)} downloads checked, {len(to_run)} run, {len(failures)} problems")
     return 1 if failures else 0
 
 

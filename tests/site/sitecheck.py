@@ -1,7 +1,7 @@
 """Helpers for the checks on the built site (``nox -s docs`` runs them).
 
-Every test in this folder is skipped when the site has not been built, so
-``nox -s tests`` works on a fresh clone.
+``nox -s docs`` runs them after building the site; without a built site they
+fail at once, naming that command (``nox -s tests`` does not collect them).
 
 Claims: each tutorial page's prose is checked against what the page printed in
 ``test_claims_<page>.py`` (one file per page; ``plot_05`` -> ``test_claims_05.py``).

@@ -100,7 +100,7 @@ class BaseCAM(NoHooksHeld):
     tutorial pages use the plain call.
 
     A subclass implements ``_maps(x, target)``, returning one signed map
-    ``[B, h, w]`` per target layer, from the :class:`LayerRecord` that
+    ``[B, h, w]`` per target layer, from the ``LayerRecord`` that
     ``self._run(x, target)`` returns. Two class attributes say what the call
     records: ``uses_gradients`` (differentiate the score) and ``uses_target``
     (resolve the target to a score and class indices; ``False`` for a
