@@ -53,7 +53,7 @@ class PretrainedConfig:
     multi_label : bool
         Train a multi-label classifier: one yes/no question per class, with
         :class:`torch.nn.BCEWithLogitsLoss` on
-        :meth:`~hooks_tutorial.data.ShapesData.multi_hot` targets, instead of
+        :meth:`~hooks_tutorial.ShapesData.multi_hot` targets, instead of
         the cross-entropy on class indices (one answer per image).
     n_test : int
         Test images used to report the accuracy (``split="test"``).
@@ -64,7 +64,7 @@ class PretrainedConfig:
     seed : int
         Seed of the data, the initial weights and the shuffling.
     epochs, batch_size, lr : int, int, float
-        Training settings of :func:`~hooks_tutorial.training.fit`: Adam with a
+        Training settings of :func:`~hooks_tutorial.fit`: Adam with a
         one-cycle schedule peaking at ``lr``.
 
     Raises
@@ -74,7 +74,7 @@ class PretrainedConfig:
     ValueError
         If ``n_train_two`` is not an int >= 0 (the data is checked by
         :class:`~hooks_tutorial.data.ShapesSpec`, the other settings by
-        :func:`~hooks_tutorial.data.make_shapes` and the model).
+        :func:`~hooks_tutorial.make_shapes` and the model).
 
     Examples
     --------
