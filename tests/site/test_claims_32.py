@@ -42,7 +42,6 @@ def test_multi_grad_hook() -> None:
     assert f"step 1: {expected}" in printed
 
 
-
 def test_multi_grad_hook_runs_as_a_tensor_hook_in_registration_order() -> None:
     printed = outputs(PAGE)
     # "Note where 'all' sits in the list: before the weight's tensor hook."
@@ -65,6 +64,7 @@ def test_multi_grad_hook_runs_as_a_tensor_hook_in_registration_order() -> None:
         doubling.remove()
     assert torch.equal(seen[0], torch.full((2, 3), 4.0))
     assert torch.equal(layer.weight.grad, torch.full((2, 3), 8.0))
+
 
 def test_nan_hunt() -> None:
     printed = outputs(PAGE)
