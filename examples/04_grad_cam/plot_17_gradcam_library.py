@@ -122,7 +122,7 @@ print("after the call, hooks on the model:", ht.count_hooks(model).total)
 try:
     cam(torch.rand(1, 1, 64, 64))
 except RuntimeError as error:
-    print("RuntimeError:", str(error)[:58], "...")
+    print("RuntimeError: ...", str(error)[str(error).index("expected") :])
 print("after the failed call, hooks on the model:", ht.count_hooks(model).total)
 
 # %%
@@ -182,7 +182,8 @@ plt.show()
 # %%
 # Every map is scaled to [0, 1] on its own, so the figure hides how strong
 # each map is. The raw maxima printed above show that a class with a low
-# probability can still have positive evidence somewhere: Grad-CAM shows
+# probability can still have positive evidence somewhere (here the circle,
+# at p = 0.000, even has the largest raw maximum of the five): Grad-CAM shows
 # where the evidence *for* a class lies, not whether that class wins.
 #
 # Two objects, two explanations

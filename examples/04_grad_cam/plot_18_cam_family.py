@@ -385,7 +385,7 @@ print(f"Pearson between the two maps: mean {agreement.mean():.2f}, lowest {agree
 #       0.818 with the full Score-CAM), and here they point a little worse:
 #       0.812 against 0.875.
 #    3. With max pooling, each channel's gradient is nonzero at 1 position at
-#       most, so the coefficient there is :math:`1 / (2 + g \sum A^k)` and the
-#       sums in the formula have a single term. The formula, with
-#       :math:`0/0` set to 0 where the gradient is zero, matches the library
-#       to 1.2e-07 on maps whose values reach 3.8e+00.
+#       most, so every sum over positions in the formula has a single term.
+#       The formula, with zero over zero set to zero where the gradient
+#       vanishes, matches the library to 1.2e-07 on maps whose values reach
+#       3.8e+00.

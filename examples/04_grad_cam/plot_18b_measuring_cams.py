@@ -241,12 +241,10 @@ for name in candidates:
     print(f"{name:<11}" + "".join(f"{v:12.3f}" for v in values), end="")
     print(f"{drop[name]:12.1f}{increase[name]:12.1f}")
 print()
-random_name = "random map"
-print("deletion below the random map's: ", [n for n in maps if deletion[n] < deletion[random_name]])
-print(
-    "insertion above the random map's:", [n for n in maps if insertion[n] > insertion[random_name]]
-)
-print("avg drop below the random map's: ", [n for n in maps if drop[n] < drop[random_name]])
+random_deletion, random_insertion = deletion["random map"], insertion["random map"]
+print("deletion below the random map's: ", [n for n in maps if deletion[n] < random_deletion])
+print("insertion above the random map's:", [n for n in maps if insertion[n] > random_insertion])
+print("avg drop below the random map's: ", [n for n in maps if drop[n] < drop["random map"]])
 
 # %%
 # The baseline matters

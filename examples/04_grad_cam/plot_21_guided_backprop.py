@@ -231,8 +231,10 @@ print("hooks left on the copy:", ht.count_hooks(inplace_model).total)
 #
 # :obj:`hooks_tutorial.GuidedBackprop` returns the guided input gradients
 # ``[B, C, H, W]``; :obj:`hooks_tutorial.GuidedGradCAM` multiplies them by the
-# Grad-CAM map of the given layer. We compare both with the page's results,
-# including the library on the in-place copy.
+# Grad-CAM map of the given layer. Like the CAM classes, each call registers
+# its hooks when it starts and removes them before it returns, so a plain call
+# is all it takes. We compare both with the page's results, including the
+# library on the in-place copy.
 
 library_guided = ht.GuidedBackprop(model)(images, target=predicted)
 library_guided_inplace = ht.GuidedBackprop(inplace_model)(images, target=predicted)
