@@ -178,10 +178,12 @@ fig.tight_layout()
 plt.show()
 
 # %%
-# :obj:`~hooks_tutorial.metrics.deletion_auc` and
-# :obj:`~hooks_tutorial.metrics.insertion_auc` return these areas for every
-# image; the table at the end of the page gives their means over the 48
-# images, for every map.
+# One image's curves go up and down: a half-deleted or half-restored image is
+# unlike anything the model was trained on, too. Averaged over many images
+# the areas are steadier. :obj:`~hooks_tutorial.metrics.deletion_auc` and
+# :obj:`~hooks_tutorial.metrics.insertion_auc` return them for every image;
+# the table at the end of the page gives their means over the 48 images, for
+# every map.
 
 steps = 16
 deletion, insertion = {}, {}

@@ -147,3 +147,23 @@ def test_the_answers() -> None:
     for mode in ("deletion", "insertion"):
         coarse, fine = numbers(rf"Grad-CAM {mode}: 16 steps {F}, 64 steps {F}", solutions)
         assert abs(coarse - fine) < 0.01
+
+
+def test_one_image_curves_go_up_and_down() -> None:
+    # "One image's curves go up and down": the first image's 16-step curves
+    # (drawn on the page) are not monotonic
+    from hooks_tutorial.metrics import perturbation_curve  # noqa: PLC0415
+
+    namespace = run_page(PAGE).namespace
+    for mode in ("deletion", "insertion"):
+        curve = perturbation_curve(
+            namespace["model"],
+            namespace["image"],
+            namespace["maps"]["Grad-CAM"][:1],
+            mode=mode,
+            steps=16,
+            baseline="blur",
+        )
+        steps = curve.scores[0, 1:] - curve.scores[0, :-1]
+        assert (steps > 0).any(), mode
+        assert (steps < 0).any(), mode
