@@ -215,8 +215,9 @@ plot_steps(gradcam_steps, "Grad-CAM, cascading randomization")
 # Grad-CAM passes the test: its maps change with the model, and they stay
 # far from the original as more layers are randomized. On this model the
 # first step is passed by construction: Grad-CAM equals CAM divided by
-# :math:`Z` (see the previous page), and CAM's channel weights *are* the
-# rows of ``fc``'s weight, so a random ``fc`` must change the maps (in the
+# :math:`Z` (see :doc:`/auto_examples/04_grad_cam/plot_18_cam_family`),
+# and CAM's channel weights *are* the rows of ``fc``'s weight, so a random
+# ``fc`` must change the maps (in the
 # table, the similarity falls right after the first step). Passing says that
 # the map depends on the weights, not that it explains the decision well;
 # that is what deletion and insertion above measure.

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import re
 
-from sitecheck import match, number, numbers, outputs
+import pytest
+from sitecheck import match, number, numbers, outputs, quoted_in_both_languages, run_page
+
+import hooks_tutorial as ht
 
 PAGE = "17"
 NUMBER = r"([\d.]+)"
@@ -16,10 +19,59 @@ def test_library_matches_the_from_scratch_maps() -> None:
     assert number(r"max abs difference to the from-scratch maps: ([\d.e+-]+)", printed) < 1e-5
     # "returns one map per image, upsampled to the input and scaled to [0, 1]"
     assert "maps: (8, 64, 64) values in [0.0, 1.0]" in printed
-    # "it also guarantees that no hook survives the with block"
-    assert number(r"hooks left on the model: (\d+)", printed) == 0
     # "raw=True returns the map before upsampling ... at the feature map's resolution"
     assert "raw maps: (8, 8, 8)" in printed
+
+
+def test_hooks_live_only_during_a_call() -> None:
+    printed = outputs(PAGE)
+    # "each call registers its forward hook on relu3 when it starts": the probe
+    # on fc, which runs after relu3 in the same forward pass, sees it
+    assert number(r"during the call, hooks on relu3: (\d+)", printed) >= 1
+    # "... and removes it in a finally block, so the hook is gone when the call returns"
+    assert number(r"after the call, hooks on the model: (\d+)", printed) == 0
+    # "and also when it raises": conv1 raises on a one-channel image
+    assert "expected input[1, 1, 64, 64] to have 3 channels" in printed
+    assert number(r"after the failed call, hooks on the model: (\d+)", printed) == 0
+
+
+def test_a_cam_object_holds_no_hook_and_with_removes_nothing() -> None:
+    # "The object cam holds no hook": not after construction, not between calls
+    model = ht.pretrained("simple_cnn-shapes")
+    images = ht.make_shapes(2, split="test").images
+    cam = ht.GradCAM(model, "relu3")
+    assert ht.count_hooks(model).total == 0
+    cam(images)
+    assert ht.count_hooks(model).total == 0
+    # "with ht.GradCAM(...) as cam: is accepted too ... leaving the block has
+    # nothing to remove" (and an error inside the block is not swallowed)
+    cam_in_block = ht.GradCAM(model, "relu3")
+
+    def use_in_a_with_block_then_fail() -> None:
+        with cam_in_block as in_block:
+            assert in_block is cam_in_block
+            in_block(images)
+            assert ht.count_hooks(model).total == 0
+            msg = "inside the block"
+            raise KeyError(msg)
+
+    with pytest.raises(KeyError, match="inside the block"):
+        use_in_a_with_block_then_fail()
+    assert ht.count_hooks(model).total == 0
+
+
+def test_pytorch_grad_cam_holds_its_hooks_until_the_with_block_ends() -> None:
+    # "pytorch-grad-cam's GradCAM works differently: its constructor registers
+    # the hooks and they stay until its with block ends"
+    from pytorch_grad_cam import GradCAM  # noqa: PLC0415 (a peer library, test only)
+
+    model = ht.pretrained("simple_cnn-shapes")
+    images = ht.make_shapes(2, split="test").images
+    with GradCAM(model=model, target_layers=[model.relu3]) as cam:
+        assert ht.count_hooks(model).total > 0
+        cam(input_tensor=images, targets=None)
+        assert ht.count_hooks(model).total > 0
+    assert ht.count_hooks(model).total == 0
 
 
 def test_pointing_game_on_the_batch() -> None:
@@ -38,6 +90,11 @@ def test_a_class_with_low_probability_can_have_positive_evidence() -> None:
     # "the figure hides how strong each map is": the raw maxima differ
     peaks = [float(peak) for _, _, peak in rows]
     assert max(peaks) > 1.5 * min(peaks)
+    # "here the circle, at p = 0.000, even has the largest raw maximum of the five"
+    circle = next(row for row in rows if row[0] == "circle")
+    assert circle[1] == "0.000"
+    assert float(circle[2]) == max(peaks)
+    quoted_in_both_languages(PAGE, "p = 0.000")
 
 
 def test_two_objects_two_explanations() -> None:
@@ -107,3 +164,35 @@ def test_right_and_wrong_predictions() -> None:
     # mistakes, the least confident correct predictions fill the remaining rows."
     assert len(rows) == 4
     assert rows.count("wrong") == min(4, int(mistakes))
+
+
+def test_the_answers() -> None:
+    solutions = run_page(PAGE).solutions
+    pointing = {
+        name: number(rf"(?m)^{re.escape(name)}: pointing game {NUMBER}$", solutions)
+        for name in ("relu2", "relu3", "relu2 + relu3")
+    }
+    # answer 1: "Its pointing game ... lies between relu2's ... and relu3's"
+    assert pointing["relu2"] < pointing["relu2 + relu3"] < pointing["relu3"]
+    # answer 2: "the signed map of 'circle minus square' is the circle's signed
+    # map minus the square's (... rounding)"
+    assert number(r"- \(map\(circle\) - map\(square\)\)\|: ([\d.e+-]+)", solutions) < 1e-6
+    # answer 3: "rarely ..., as rarely as the other way round"
+    swapped = number(rf"first object when explaining the second: {NUMBER}", solutions)
+    other_way = number(rf"second object when explaining the first: {NUMBER}", solutions)
+    assert swapped < 0.15
+    assert other_way < 0.15
+    # answer 4: single objects only is "close to the chapter's model ... and well
+    # below the multi-label model trained with two-object images"
+    rows = {
+        name: numbers(rf"{re.escape(name)}: strict {NUMBER}, within 4 px {NUMBER}", solutions)
+        for name in ("chapter's model", "multi-label model", "multi-label, single objects only")
+    }
+    single, chapter, multi = (
+        rows["multi-label, single objects only"],
+        rows["chapter's model"],
+        rows["multi-label model"],
+    )
+    for k in range(2):
+        assert abs(single[k] - chapter[k]) < 0.03
+        assert multi[k] - single[k] > 0.1

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from sitecheck import match, number, outputs, prose
+from sitecheck import match, number, outputs, prose, run_page
 
 PAGE = "21"
 
@@ -84,3 +84,38 @@ def test_guided_maps_follow_the_outline() -> None:
     # "and both put more there than the band's share of the area"
     assert all(p > a for p, a in zip(plain, area, strict=True))
     assert all(g > a for g, a in zip(guided, area, strict=True))
+
+
+def test_the_answers() -> None:
+    run = run_page(PAGE)
+    printed = outputs(PAGE)
+
+    def shares(label: str, text: str) -> list[float]:
+        row = match(rf"\n{label}\s+[^:\n]*:\s+([\d. ]+)\n", "\n" + text + "\n")[1]
+        return [float(v) for v in row.split()]
+
+    # answer 1: the deconvnet map's mass near the outline is "less than guided
+    # backpropagation's and more than the plain gradient's on every image"
+    deconv = shares("deconvnet", run.solutions)
+    guided, plain = shares("guided backprop", printed), shares("gradient", printed)
+    assert len(deconv) == 4
+    assert all(p < d < g for p, d, g in zip(plain, deconv, guided, strict=True))
+    # answer 2: "The guided gradients hardly change with the class ... Grad-CAM's
+    # maps change much more": rank correlations between top and second class
+    guided_rho = [
+        float(v)
+        for v in match(r"guided backprop, top vs second class:\s+([\d. -]+)\n", run.solutions)[
+            1
+        ].split()
+    ]
+    cam_rho = [
+        float(v)
+        for v in match(r"Grad-CAM, top vs second class:\s+([\d. -]+)\n", run.solutions)[1].split()
+    ]
+    assert len(guided_rho) == len(cam_rho) == 4
+    assert min(guided_rho) > 0.6
+    assert max(cam_rho) < min(guided_rho) - 0.3
+    # answer 3: hooks inside the block, the same gradients, none after an error
+    assert number(r"hooks inside the block: (\d+)", run.solutions) == 3
+    assert number(r"max \|difference\| to the guided gradients: ([\d.e+-]+)", run.solutions) == 0
+    assert number(r"hooks after an error in the block: (\d+)", run.solutions) == 0
