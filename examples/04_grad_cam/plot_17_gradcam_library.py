@@ -413,7 +413,7 @@ plt.show()
 # 4. Is it the loss or the two-object images? Train a multi-label model on
 #    single objects only with
 #    ``config=dataclasses.replace(config, n_train_two=0)`` (12 epochs on 4000
-#    images, trained anew at each run: minutes on a laptop) and compare its
+#    images, trained anew at each run) and compare its
 #    pointing game on ``many`` with the two models above.
 #
 # .. dropdown:: Solutions
