@@ -301,10 +301,9 @@ for name, region_map in hires_maps.items():
 # Side by side, with each region outlined in white and each map's peak marked
 # with a cross:
 
+methods = {"Grad-CAM": gradcam_maps, "HiResCAM": hires_maps}
 fig, axes = plt.subplots(2, 3, figsize=(9, 6.6))
-for row, (method, by_region) in enumerate(
-    (("Grad-CAM", gradcam_maps), ("HiResCAM", hires_maps))
-):
+for row, (method, by_region) in enumerate(methods.items()):
     for ax, (name, mask) in zip(axes[row], regions.items(), strict=True):
         region_map = by_region[name]
         outline = predicted[0] == second if mask is None else mask
@@ -346,11 +345,10 @@ for method, method_cam in (("Grad-CAM", cam), ("HiResCAM", hires)):
 # %%
 # Grad-CAM's numbers do not change with the region. HiResCAM's peak lands on
 # the object when the region is its mask; with the other object's mask it
-# leaves the object, and lands on the other object when the class has
-# evidence there. Neither method is wrong: Grad-CAM answers "where does this
-# layer see class *c*?", HiResCAM "which positions make this region's score".
-# Choose the one that asks your question, and check it on a case where you
-# know the answer.
+# leaves the object, and often lands on the other one. Neither method is
+# wrong: Grad-CAM answers "where does this layer see class *c*?", HiResCAM
+# "which positions make this region's score". Choose the one that asks your
+# question, and check it on a case where you know the answer.
 #
 # Why are two images similar?
 # ---------------------------
