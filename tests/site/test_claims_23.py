@@ -144,6 +144,8 @@ def test_without_weights_each_solution_says_what_it_needs(without_weights: PageR
     ):
         assert line in solutions
     assert "class names: 1000, the same as ResNet-50's? True" in solutions
+    # "(about 45 MB, fetched the same way)"
+    assert 40 < WEIGHTS18.meta["_file_size"] < 50
     assert not without_weights.hooks_after
 
 
@@ -166,8 +168,9 @@ def test_with_stand_in_weights_the_solutions_print_what_the_answers_state(
     #    (ResNet-50's V2 weights: 232), with the same mean and standard deviation. The
     #    1000 class names are the same list (True)" ... "gives ResNet-18's top-5 and
     #    maps, and leaves no hook"
-    resnet50 = match(r"ResNet-50: (.*?\))\n", solutions.replace("\n    ", " "))[1]
-    resnet18 = match(r"ResNet-18: (.*?\))\n", solutions.replace("\n    ", " "))[1]
+    flat = re.sub(r"\s+", " ", solutions)  # the transforms' repr spans several lines
+    resnet50 = match(r"ResNet-50: ImageClassification\((.*?)\)", flat)[1]
+    resnet18 = match(r"ResNet-18: ImageClassification\((.*?)\)", flat)[1]
     assert "resize_size=[232]" in resnet50
     assert "resize_size=[256]" in resnet18
     for same in ("crop_size=[224]", "mean=[0.485, 0.456, 0.406]", "std=[0.229, 0.224, 0.225]"):
