@@ -46,6 +46,13 @@ def test_the_square_map_peaks_on_the_circle(printed: str) -> None:
     match(r"peak of the 'square' map: on the circle\n", printed)
 
 
+def test_the_two_maps_differ() -> None:
+    # "The two maps differ, but ..." (the circle's and the square's map of the test image)
+    namespace = run_page(PAGE).namespace
+    maps, first, second = namespace["maps"], namespace["first"], namespace["second"]
+    assert (maps[first] - maps[second]).abs().max().item() > 0.1
+
+
 def test_segmentation_maps_point_at_the_explained_object(printed: str) -> None:
     # "For most objects, the peak of its class's map falls on that object, rarely on
     # the other one: the maps separate the two classes."
