@@ -30,8 +30,8 @@ scikit-image. The library does not install scikit-image: run
    **The weights.** This is the one page that needs a download: the
    pretrained weights (about 100 MB). The page never downloads them itself.
    It looks for them in the torch hub cache; when they are there, it shows
-   real predictions and maps. When they are not, it prints a note, shows its
-   code and skips the cells that need them, so no output made with random
+   real predictions and maps. When they are not, it says so, shows its code
+   and skips the cells that need them, so no output made with random
    weights is ever shown as if it were real. The hosted site fetches the
    weights before it builds, so its copy of this page shows the predictions.
 """
@@ -336,7 +336,7 @@ if have_weights:
 #       mean and standard deviation. The 1000 class names are the same list
 #       (``True``), so ``categories`` still names the outputs. Pass ``weights18.transforms()`` and the page's function
 #       gives ResNet-18's top-5 and maps, and leaves no hook.
-#    3. The combined map is the mean of the two single maps, rescaled to
-#       [0, 1] (``True``): the library upsamples each layer's map to the
-#       image, rescales it, averages them and rescales again. It keeps
+#    3. The combined map is the rescaled mean of the two single maps
+#       (``True``): the library upsamples each layer's map to the image,
+#       rescales each, averages them and rescales the mean. It keeps
 #       ``layer4``'s coarse blobs and adds ``layer3``'s finer detail.
