@@ -1,5 +1,6 @@
 # Needs the hooks_tutorial library: pip install hooks-tutorial
 # (or the development version: pip install "git+https://github.com/hooks-tutorial/hooks-tutorial")
+# and scikit-image, for the photos: pip install scikit-image
 """
 A pretrained model on real photos
 =================================
@@ -10,7 +11,8 @@ questions come up: how the photo must be prepared, which class names the
 outputs stand for, which layer of a deep network to explain, and how to draw
 the map on the photo rather than on the normalized input. This page takes
 those steps with torchvision's ImageNet ResNet-50 and photos that ship inside
-scikit-image.
+scikit-image. The library does not install scikit-image: run
+``pip install scikit-image`` before this page.
 
 **What you will learn**
 
@@ -28,8 +30,8 @@ scikit-image.
    **The weights.** This is the one page that needs a download: the
    pretrained weights (about 100 MB). The page never downloads them itself.
    It looks for them in the torch hub cache; when they are there, it shows
-   real predictions and maps. When they are not, it prints a note, shows its
-   code and skips the cells that need them, so no output made with random
+   real predictions and maps. When they are not, it says so, shows its code
+   and skips the cells that need them, so no output made with random
    weights is ever shown as if it were real. The hosted site fetches the
    weights before it builds, so its copy of this page shows the predictions.
 """
@@ -46,7 +48,12 @@ scikit-image.
 #
 # ``torchvision.models.resnet50(weights=weights)`` would download the file
 # when it is missing. We only look for it, in the place that call would save
-# it to. When it is not there, the cell prints a note that says how to get it.
+# it to, and print whether it is there. If it is not, this command downloads
+# it once (about 100 MB) to that place:
+#
+# .. code-block:: bash
+#
+#    python -c "import torchvision; torchvision.models.ResNet50_Weights.IMAGENET1K_V2.get_state_dict()"
 
 from pathlib import Path
 
@@ -60,15 +67,7 @@ import hooks_tutorial as ht
 weights = torchvision.models.ResNet50_Weights.IMAGENET1K_V2
 weights_file = Path(torch.hub.get_dir()) / "checkpoints" / Path(weights.url).name
 have_weights = weights_file.is_file()
-if have_weights:
-    print(f"pretrained weights found: {weights_file.name}")
-else:
-    print(
-        "The pretrained weights are not on this machine, so this page shows its code "
-        "but no predictions. To get them (about 100 MB), run once:\n"
-        '  python -c "import torchvision; '
-        'torchvision.models.ResNet50_Weights.IMAGENET1K_V2.get_state_dict()"'
-    )
+print(f"{weights_file.name} in the torch hub cache: {have_weights}")
 
 # %%
 # Photos that ship with a package
@@ -105,9 +104,9 @@ preprocess = weights.transforms()
 print(preprocess)
 
 
-def to_input(photo):
+def to_input(photo, transforms=preprocess):
     """A ``[H, W, 3]`` uint8 photo -> a normalized ``[3, 224, 224]`` input."""
-    return preprocess(torch.from_numpy(photo).permute(2, 0, 1))
+    return transforms(torch.from_numpy(photo).permute(2, 0, 1))
 
 
 batch = torch.stack([to_input(photo) for photo in photos.values()])
@@ -145,14 +144,16 @@ plt.show()
 # are in ``weights.meta["categories"]``. The function below prints the five
 # most probable classes of a photo, then explains the first two with
 # Grad-CAM on ``layer4``, the last block: one map per class, computed in one
-# call by passing one target per copy of the photo.
+# call by passing one target per copy of the photo. It takes the
+# preprocessing as an argument, so that other weights can use it too
+# (exercise 2).
 
 categories = weights.meta["categories"]
 
 
-def predict_and_explain(model, photo):
+def predict_and_explain(model, photo, transforms=preprocess):
     """Print the top-5 classes of ``photo``; return them and Grad-CAM maps of the first two."""
-    x = to_input(photo)[None]
+    x = to_input(photo, transforms)[None]
     with torch.no_grad():
         probabilities = model(x).softmax(dim=1)[0]
     top = probabilities.topk(5)
@@ -166,6 +167,9 @@ def predict_and_explain(model, photo):
 # %%
 # Loading the weights does not download anything either: we read the file we
 # found. This is the same model that ``resnet50(weights=weights)`` returns.
+# With the weights, this cell prints the five most probable classes of each
+# photo, then the number of hooks left on the model (0). Without them, it
+# prints nothing.
 
 if have_weights:
     model = torchvision.models.resnet50()
@@ -178,9 +182,10 @@ if have_weights:
 
 # %%
 # The loop ended with the astronaut, whose photo holds more than one object.
-# The two maps below explain its two most probable classes on the picture
-# with the normalization undone (``ht.overlay``): where they differ, the
-# model found each class in a different part of the photo.
+# With the weights, the cell below draws two maps that explain its two most
+# probable classes, on the picture with the normalization undone
+# (``ht.overlay``): where they differ, the model found each class in a
+# different part of the photo. Without the weights, it draws nothing.
 
 if have_weights:
     picture = to_picture(to_input(photos["astronaut"]))
@@ -222,8 +227,9 @@ for handle in handles:
 # ``layer4``'s maps are coarse (7 x 7) but its features are about whole
 # objects. Earlier blocks keep more detail (``layer3``: 14 x 14, ``layer2``:
 # 28 x 28) but their features are about parts and textures, and their
-# gradients are further from the class score. The cat's top class, explained
-# at the three blocks:
+# gradients are further from the class score. With the weights, the cell
+# below draws the cat's top class explained at each of the three blocks;
+# without them, it draws nothing.
 
 if have_weights:
     x = to_input(photos["cat"])[None]
@@ -257,30 +263,80 @@ if have_weights:
 # Exercises
 # ---------
 #
-# 1. Explain the cat's fifth class instead of its first. Does the map move?
-# 2. Try ``torchvision.models.ResNet18_Weights.IMAGENET1K_V1``: the same code
-#    works once the model and the weights are swapped.
+# 1. Explain the cat's fifth class next to its first, in one call. Does the
+#    map move?
+# 2. Try ``torchvision.models.ResNet18_Weights.IMAGENET1K_V1``: what changes
+#    besides the model? Run ``predict_and_explain`` with it on the cat.
 # 3. Pass both ``"layer3"`` and ``"layer4"`` to one ``ht.GradCAM`` and compare
 #    the combined map with the two single maps.
 #
 # .. dropdown:: Solutions
 #
+#    Each solution needs pretrained weights; without them it says so and
+#    skips that part. Solution 2 looks for ResNet-18's file as the page looks
+#    for ResNet-50's (about 45 MB, fetched the same way).
+#
 #    .. code-block:: python
 #
-#       # 1. the fifth class of the cat
-#       x = to_input(photos["cat"])[None]
-#       with torch.no_grad():
-#           fifth = int(model(x).topk(5).indices[0, 4])
-#       fifth_map = ht.GradCAM(model, "layer4")(x, target=fifth)[0]
-#       plt.imshow(ht.overlay(to_picture(x[0]), fifth_map))
-#       plt.show()
+#       # 1. the first and the fifth class of the cat, one map each
+#       if have_weights:
+#           x = to_input(photos["cat"])[None]
+#           with torch.no_grad():
+#               top = model(x).topk(5).indices[0]
+#           pair = ht.GradCAM(model, "layer4")(x.expand(2, -1, -1, -1), target=top[[0, 4]])
+#           for k, pair_map in zip(top[[0, 4]].tolist(), pair, strict=True):
+#               row, column = divmod(int(pair_map.argmax()), pair_map.shape[-1])
+#               print(f"{categories[k]}: peak at row {row}, column {column}")
+#       else:
+#           print("1. needs the ResNet-50 weights")
 #
-#       # 2. ResNet-18: the same steps with other weights
-#       weights = torchvision.models.ResNet18_Weights.IMAGENET1K_V1
-#       model = torchvision.models.resnet18(weights=weights).eval()  # downloads once
-#       preprocess = weights.transforms()
+#       # 2. ResNet-18: other weights, other preprocessing, the same classes
+#       weights18 = torchvision.models.ResNet18_Weights.IMAGENET1K_V1
+#       print("ResNet-50:", preprocess)
+#       print("ResNet-18:", weights18.transforms())
+#       names18 = weights18.meta["categories"]
+#       print(f"class names: {len(names18)}, the same as ResNet-50's? {names18 == categories}")
+#       file18 = Path(torch.hub.get_dir()) / "checkpoints" / Path(weights18.url).name
+#       if file18.is_file():
+#           resnet18 = torchvision.models.resnet18()
+#           resnet18.load_state_dict(torch.load(file18, weights_only=True))
+#           resnet18.eval()
+#           predict_and_explain(resnet18, photos["cat"], weights18.transforms())
+#           print("hooks left:", ht.count_hooks(resnet18).total)
+#       else:
+#           print("2. needs the ResNet-18 weights")
 #
-#       # 3. two layers in one call
-#       both = ht.GradCAM(model, ["layer3", "layer4"])(x, target=fifth)[0]
-#       plt.imshow(ht.overlay(to_picture(x[0]), both))
-#       plt.show()
+#       # 3. two layers in one call: the rescaled mean of the two single maps
+#       if have_weights:
+#           x = to_input(photos["cat"])[None]
+#           single = [ht.GradCAM(model, layer)(x, target=cat_class)[0]
+#                     for layer in ("layer3", "layer4")]
+#           both = ht.GradCAM(model, ["layer3", "layer4"])(x, target=cat_class)[0]
+#           mean = (single[0] + single[1]) / 2
+#           mean = (mean - mean.min()) / (mean.max() - mean.min())
+#           print("combined == rescaled mean of the two?", torch.allclose(both, mean, atol=1e-6))
+#           fig, axes = plt.subplots(1, 3, figsize=(9, 3.2))
+#           for ax, title, shown in zip(axes, ("layer3", "layer4", "both"), (*single, both)):
+#               ax.imshow(ht.overlay(to_picture(x[0]), shown))
+#               ax.set_title(title)
+#               ax.axis("off")
+#           plt.show()
+#       else:
+#           print("3. needs the ResNet-50 weights")
+#
+#    **Answers**
+#
+#    1. Both maps weight the same ``layer4`` activations, only with other
+#       channel weights (each class has its own gradient), so the fifth
+#       class's map moves only if the model finds that class elsewhere in the
+#       photo. The solution prints where each map peaks, in pixels of the
+#       input; without the weights it says that it needs them.
+#    2. The preprocessing: ResNet-18's weights resize the short side to 256
+#       before the 224 x 224 crop (ResNet-50's V2 weights: 232), with the same
+#       mean and standard deviation. The 1000 class names are the same list
+#       (``True``), so ``categories`` still names the outputs. Pass ``weights18.transforms()`` and the page's function
+#       gives ResNet-18's top-5 and maps, and leaves no hook.
+#    3. The combined map is the rescaled mean of the two single maps
+#       (``True``): the library upsamples each layer's map to the image,
+#       rescales each, averages them and rescales the mean. It keeps
+#       ``layer4``'s coarse blobs and adds ``layer3``'s finer detail.

@@ -18,11 +18,11 @@ cannot.
   extract some of them with ``create_feature_extractor``;
 - that on the same model the extracted tensors equal those a forward hook
   records;
-- why operations that are not modules (``x + identity``, ``torch.flatten``)
-  are nodes for FX but invisible to module hooks, and how in-place operations
-  affect both;
+- why operations that are not modules (``out += identity``,
+  ``torch.flatten``) are nodes for FX but invisible to module hooks, and
+  which in-place operations stay in place in the traced graph;
 - which jobs need hooks: models with data-dependent control flow, changing
-  outputs, gradients while they flow;
+  outputs, and runs of the model that other code starts (a training loop);
 - a rule of thumb for choosing.
 
 **Prerequisites**: :doc:`/auto_examples/02_module_hooks/plot_05_forward_hooks`,
@@ -39,6 +39,8 @@ ResNet blocks).
 # nothing is downloaded); this page compares tensors, and any weights do.
 # ``get_graph_node_names`` traces the model twice, in training and in
 # evaluation mode, and returns the node names of each graph.
+
+import operator
 
 import torch
 import torch.nn.functional as F
@@ -116,11 +118,12 @@ handle.remove()
 print("flatten node == input of fc?", torch.equal(fx_values["flatten"], seen["fc_input"]))
 
 # %%
-# The sum ``out + identity`` is the input of the block's second ``relu``
-# call. But that ReLU runs *in place*: it overwrites the sum, in the model and
-# in the traced graph alike. The tensor FX returns for ``layer1.0.add`` is the
-# very tensor that ``layer1.0.relu_1`` returns, so it holds no negative
-# values, although the sum itself has some (as the next cell shows):
+# The sum that ``out += identity`` computes is the input of the block's
+# second ``relu`` call. But that ReLU runs *in place*: the traced graph calls
+# the same ``nn.ReLU(inplace=True)`` module as the model, so it overwrites
+# the sum in both. The tensor FX returns for ``layer1.0.add`` is the very tensor that
+# ``layer1.0.relu_1`` returns, so it holds no negative values, although the
+# sum itself has some (as the next cell shows):
 
 extractor = create_feature_extractor(resnet, return_nodes=["layer1.0.add", "layer1.0.relu_1"])
 with torch.no_grad():
@@ -154,6 +157,19 @@ print(
 for module in resnet.modules():
     if isinstance(module, nn.ReLU):
         module.inplace = True
+
+# %%
+# The addition itself is not in place in the traced graph. FX records
+# ``out += identity`` as the out-of-place ``operator.add``, which makes a new
+# tensor; in the model, ``+=`` writes the sum into the output of ``bn2``.
+# So a value that an in-place *tensor operation* overwrites in the model keeps
+# its value in the traced graph (exercise 1 shows it on ``bn2``); an in-place
+# *module* overwrites in both.
+
+whole = create_feature_extractor(resnet, return_nodes=["fc"])  # the whole graph
+adds = [node for node in whole.graph.nodes if node.name.startswith("add")]
+print(f"additions in the graph: {len(adds)}")
+print("all traced as operator.add?", all(node.target is operator.add for node in adds))
 
 # %%
 # What hooks can do that FX cannot
@@ -227,13 +243,27 @@ print("same gradient?", torch.equal(gradient_fx, grads["layer4"]))
 resnet.zero_grad()
 
 # %%
-# What FX cannot do is act on a gradient while it flows through the model
-# (a tensor hook that returns a new gradient, as in
-# :doc:`/auto_examples/03_tensor_hooks/plot_10_tensor_hooks`), or watch the
-# gradients of a backward pass run by code you do not control, such as a
-# training loop that calls ``model(x)`` and ``loss.backward()``: the
-# extractor is a separate module, and running the original model does not
-# run it.
+# The extracted tensors are ordinary autograd tensors, so a tensor hook
+# (:doc:`/auto_examples/03_tensor_hooks/plot_10_tensor_hooks`) can even change
+# the gradient that flows through them. Doubling the gradient at ``layer4``
+# doubles the gradient of every parameter before it:
+
+out = extractor(images)
+out["scores"][:, 0].sum().backward()
+plain = resnet.conv1.weight.grad.clone()
+resnet.zero_grad()
+out = extractor(images)
+out["last"].register_hook(lambda grad: 2 * grad)  # on this run's tensor only
+out["scores"][:, 0].sum().backward()
+print("conv1.weight.grad doubled?", torch.allclose(resnet.conv1.weight.grad, 2 * plain))
+resnet.zero_grad()
+
+# %%
+# What FX cannot do is act on the runs of the original model. The extractor
+# is a separate module: code that calls ``resnet(x)`` and ``loss.backward()``
+# itself, such as a training loop you do not control, never runs it, so it
+# neither sees nor changes anything in those runs. A hook on ``resnet`` does
+# both.
 #
 # A rule of thumb
 # ---------------
@@ -241,10 +271,14 @@ resnet.zero_grad()
 # - **Use the feature extractor** to *read* outputs of a model that traces:
 #   a backbone for another task, features for a plot or a probe. It names
 #   every operation (not only modules), and no hook can be left behind.
-# - **Use hooks** on the model you already run, when the model does not
-#   trace, when you change outputs or gradients, or when you observe training.
-# - **Either way**, mind in-place operations: they change the stored value
-#   after the fact, in the model and in the traced graph.
+# - **Use hooks** on the model you already run: when the model does not
+#   trace, when you change its outputs, or when you observe or change the
+#   runs that other code starts (a training loop).
+# - **Either way**, mind in-place operations. An in-place module
+#   (``ReLU(inplace=True)``) overwrites its input in the model and in the
+#   traced graph; an in-place tensor operation (``out += identity``) becomes
+#   an out-of-place one in the traced graph, so there the value before it is
+#   kept, while in the model it is overwritten.
 #
 # No hook is left on the models of this page:
 
@@ -261,9 +295,11 @@ print("hooks left:", ht.count_hooks(resnet).total, ht.count_hooks(gated).total)
 #   hooks, gradients included.
 # - FX reaches values that no module returns (``layer1.0.add``,
 #   ``flatten``); hooks reach them only as the input of the next module. An
-#   in-place ReLU overwrites the ``add`` node, in FX as in the model.
-# - Hooks work on untraceable models, can change outputs and gradients, and
-#   observe the model you already run.
+#   in-place ReLU overwrites the ``add`` node, in FX as in the model; FX
+#   traces ``+=`` as an out-of-place addition.
+# - The extractor's outputs are autograd tensors: tensor hooks on them read
+#   and change gradients. Hooks work on untraceable models, can change
+#   outputs, and act on the model you already run.
 #
 # Exercises
 # ---------
@@ -280,16 +316,18 @@ print("hooks left:", ht.count_hooks(resnet).total, ht.count_hooks(gated).total)
 #
 #    .. code-block:: python
 #
-#       # 1. FX's node and the clone agree; without clone the hook's tensor
-#       #    is changed afterwards by "out += identity" and the in-place ReLU
+#       # 1. bn2 of the last block: FX's tensor, and the hook's with and without clone
 #       extractor = create_feature_extractor(resnet, return_nodes=["layer4.1.bn2"])
 #       with torch.no_grad():
 #           fx_bn2 = extractor(images)["layer4.1.bn2"]
+#       print(f"FX: smallest value {fx_bn2.min():.3f}")
 #       for clone in (False, True):
 #           with ht.capture_activations(resnet, "layer4.1.bn2", clone=clone) as acts:
 #               with torch.no_grad():
 #                   resnet(images)
-#           print(clone, torch.equal(fx_bn2, acts["layer4.1.bn2"]))  # False, True
+#           recorded = acts["layer4.1.bn2"]
+#           print(f"hook, clone={clone}: smallest value {recorded.min():.3f}, "
+#                 f"equal to FX's? {torch.equal(fx_bn2, recorded)}")
 #
 #       # 2. SimpleCNN calls only modules, so every node except the input
 #       #    "x" is a module name
@@ -306,3 +344,20 @@ print("hooks left:", ht.count_hooks(resnet).total, ht.count_hooks(gated).total)
 #
 #       traceable = TraceableGatedNet().eval()
 #       print(create_feature_extractor(traceable, ["conv"])(images)["conv"].shape)
+#
+#    **Answers**
+#
+#    1. FX's tensor and the cloned one agree (``True``), the one recorded
+#       without ``clone`` does not (``False``). Without ``clone`` the hook
+#       keeps ``bn2``'s output tensor itself; the model then writes
+#       ``out += identity`` into it and the in-place ReLU clips it, so its
+#       smallest value is 0.000 instead of -1.115. FX traced ``+=`` as an
+#       out-of-place addition, so its ``bn2`` output keeps its values.
+#    2. Only the input ``x``: ``SimpleCNN.forward`` calls nothing but modules
+#       (even its flattening is an ``nn.Flatten``), so every other node is a
+#       module's output.
+#    3. It traces, and the extractor returns ``conv``'s output,
+#       ``torch.Size([4, 8, 64, 64])``. ``torch.where`` takes its condition
+#       as a tensor and picks between two values that are both computed, so
+#       the graph has no Python branch; the price is that the ReLU always
+#       runs.

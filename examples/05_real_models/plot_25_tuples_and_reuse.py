@@ -175,7 +175,8 @@ for read_hidden_state in (True, False):
 # A module full backward hook is no help here either: it wraps only the
 # tensors at the top level of the output, so ``grad_output`` has a ``None``
 # in place of ``(h_n, c_n)``. (The input requires grad so that the hook
-# has a ``grad_input`` to report.)
+# has a ``grad_input`` to report; without it, the hook fires with
+# ``grad_input`` ``(None,)`` and a warning.)
 
 torch.manual_seed(0)
 model = LastStepClassifier(read_hidden_state=False)
@@ -407,6 +408,8 @@ print("hooks left on the models:", ht.count_hooks(model).total, ht.count_hooks(r
 #       for handle in handles:
 #           handle.remove()
 #       print({name: tuple(t.shape) for name, t in named.items()})
+#       print(torch.equal(named["after_bn1"], relu_outputs[0]),
+#             torch.equal(named["after_add"], relu_outputs[1]))
 #
 #       # 3. turn the weights on before the call
 #       def want_weights(module, args, kwargs):
@@ -416,3 +419,20 @@ print("hooks left on the models:", ht.count_hooks(model).total, ht.count_hooks(r
 #       values, weights = attention(tokens, tokens, tokens, need_weights=False)
 #       handle.remove()
 #       print(weights.shape)  # torch.Size([2, 6, 6])
+#
+#    **Answers**
+#
+#    1. ``h_n`` and ``c_n`` are both ``torch.Size([2, 2, 8])``: one row per
+#       layer, then the batch and the hidden size. ``output`` is the top
+#       layer's hidden state at every step, so its last step equals
+#       ``h_n[-1]``, the top layer's row (``True``); the classifier's
+#       ``h_n[-1]`` already reads the right row.
+#    2. The hook stores both calls under their names, with the shapes
+#       printed, and they equal the first and the second call recorded on
+#       the page (``True True``). The pre-hook on the block resets the counter
+#       before each run of the block, so the names stay right from one forward
+#       pass to the next.
+#    3. The pre-hook's keyword arguments replace the caller's
+#       ``need_weights=False``, so the attention returns its weights,
+#       ``torch.Size([2, 6, 6])``: averaged over the heads, since
+#       ``average_attn_weights`` keeps its default ``True``.

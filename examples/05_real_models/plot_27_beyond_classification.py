@@ -9,12 +9,14 @@ do not output class scores. A segmentation model outputs a score per class
 *and per pixel*; an embedding model outputs a vector, and the question is why
 two images are close. Grad-CAM works for both once we say which single
 number to explain. This page builds that number for each case, with the
-library's target helpers, and checks where the maps point.
+library's target helpers, and checks what the maps show.
 
 **What you will learn**
 
-- what "explain the pixels predicted as class *c*" means for a segmentation
-  model, as one score per image;
+- how to turn a segmentation output into one score per image: the scores of
+  class *c* summed over a region;
+- why, on this model, Grad-CAM's map of that score does not depend on the
+  region, and how HiResCAM's map does;
 - how to explain why two images are similar, with the cosine similarity of
   their embeddings as the target;
 - how :class:`~hooks_tutorial.SegmentationTarget` and
@@ -22,7 +24,8 @@ library's target helpers, and checks where the maps point.
 - how often the maps point at the right object (pointing game).
 
 **Prerequisites**: :doc:`/auto_examples/04_grad_cam/plot_17_gradcam_library`
-(the library's Grad-CAM and its ``target`` argument).
+(the library's Grad-CAM and its ``target`` argument) and
+:doc:`/auto_examples/04_grad_cam/plot_18_cam_family` (HiResCAM).
 """
 
 # %%
@@ -117,13 +120,13 @@ for c, name in enumerate(CLASSES):
     print(f"  IoU {name:<10} {inter / union:.2f}")
 
 # %%
-# The pixels predicted as class *c*
-# ---------------------------------
+# One score per image
+# -------------------
 #
 # Grad-CAM needs one score per image. For a segmentation model the usual
-# choice is: take the pixels that the model predicts as class *c* (where
-# *c*'s score is the highest), and add up class *c*'s scores over them. The
-# map then explains "why these pixels are *c*". By hand, for one test image:
+# choice is: take a region, by default the pixels that the model predicts as
+# class *c* (where *c*'s score is the highest), and add up class *c*'s scores
+# over it. By hand, for one test image:
 
 image = test.images[:1]
 with torch.no_grad():
@@ -151,7 +154,21 @@ print(f"the same with ht.SegmentationTarget({c}): {target(scores).item():.2f}")
 
 cam = ht.GradCAM(segmenter, "encoder.relu3")
 first, second = (int(k) + 1 for k in test.object_labels[0])
+print("the image holds:", CLASSES[first], "and", CLASSES[second])
 maps = {k: cam(image, target=ht.SegmentationTarget(k))[0] for k in (first, second)}
+
+
+def peak_on(image_map):
+    """Which object of the test image holds the map's peak."""
+    y, x = divmod(int(image_map.argmax()), image_map.shape[-1])
+    for k in range(2):
+        if test.object_masks[0, k, y, x]:
+            return f"the {ht.data.CLASSES[int(test.object_labels[0, k])]}"
+    return "the background"
+
+
+for k in (first, second):
+    print(f"peak of the '{CLASSES[k]}' map: on {peak_on(maps[k])}")
 
 fig, axes = plt.subplots(1, 4, figsize=(11, 3))
 axes[0].imshow(image[0].permute(1, 2, 0).numpy())
@@ -167,18 +184,23 @@ fig.tight_layout()
 plt.show()
 
 # %%
-# One image proves little. Over the 200 test images, for each of the two
-# objects, we check where the map's peak falls: on the explained object, on
-# the other one, or elsewhere (the pointing game).
+# The two maps differ, but the map for the square's pixels peaks on the
+# circle. Over the 200 test images, for each of the two objects, we check
+# where the peak of its class's map falls: on that object, on the other one,
+# or elsewhere (the pointing game).
 
 
 def pointing(cam, data, make_target):
-    """Share of objects where the map's peak is on that object, and on the other one."""
+    """Share of objects where the map's peak is on that object, and on the other one.
+
+    ``make_target(c, chosen, k)``: the target for the images ``chosen`` whose
+    ``k``-th object has class ``c``.
+    """
     on_own, on_other = 0, 0
     for c in range(len(ht.data.CLASSES)):
         for k in range(2):  # the images whose k-th object has class c
             chosen = data.object_labels[:, k] == c
-            maps = cam(data.images[chosen], target=make_target(c, chosen))
+            maps = cam(data.images[chosen], target=make_target(c, chosen, k))
             own, other = data.object_masks[chosen, k], data.object_masks[chosen, 1 - k]
             on_own += ht.metrics.pointing_game(maps, own).sum().item()
             on_other += ht.metrics.pointing_game(maps, other).sum().item()
@@ -186,14 +208,147 @@ def pointing(cam, data, make_target):
     return on_own / n, on_other / n
 
 
-on_own, on_other = pointing(cam, test, lambda c, chosen: ht.SegmentationTarget(c + 1))
+on_own, on_other = pointing(cam, test, lambda c, chosen, k: ht.SegmentationTarget(c + 1))
 print(
     f"segmentation: peak on the explained object {on_own:.2f}, on the other object {on_other:.2f}"
 )
 
 # %%
-# For each object, the map's peak falls on that object far more often than on
-# the other one: the maps separate the two classes.
+# For most objects, the peak of its class's map falls on that object, rarely
+# on the other one: the maps separate the two classes. The square's map above
+# is one of the misses. Do they also explain the region they were asked
+# about?
+#
+# Does the region matter?
+# -----------------------
+#
+# We explain the square's class three times, over three regions: the pixels
+# predicted as square, the circle's ground-truth mask and the whole image.
+
+regions = {
+    f"pixels predicted as {CLASSES[second]}": None,  # the default region
+    f"the {CLASSES[first]}'s mask": test.object_masks[0, 0],
+    "the whole image": torch.ones(64, 64, dtype=torch.bool),
+}
+
+
+def region_maps(method):
+    """One map of class ``second`` per region, for the test image."""
+    return {
+        name: method(image, target=ht.SegmentationTarget(second, mask=mask))[0]
+        for name, mask in regions.items()
+    }
+
+
+gradcam_maps = region_maps(cam)
+reference = next(iter(gradcam_maps.values()))
+for name, region_map in gradcam_maps.items():
+    difference = (region_map - reference).abs().max()
+    print(f"Grad-CAM, {name:<26} max |difference| {difference:.1e}, peak on {peak_on(region_map)}")
+
+# %%
+# The three maps are the same, up to rounding. Here is why. After ``relu3``
+# the segmenter is linear: upsampling, the 1 x 1 convolution (whose
+# weights for class *c* and channel *k* of ``relu3`` we call
+# :math:`w_{ck}`), upsampling again. So the gradient of the region's score
+# :math:`S` with respect to channel *k* of ``relu3`` at position *q* is
+# :math:`w_{ck} r_q`, where :math:`r_q` is the share of the region that
+# position *q* feeds through the upsamplings. The shares add up to the
+# region's size :math:`|R|` (the weights of a bilinear upsampling sum to 1),
+# so Grad-CAM's channel weight, the gradient averaged over the 8 x 8 grid, is
+#
+# .. math::
+#
+#    \alpha_k = \frac{1}{64} \sum_q w_{ck} r_q = w_{ck} \frac{|R|}{64}.
+#
+# Every channel is scaled by the same factor, and the map, rescaled to
+# [0, 1], drops it. We check the weights on the circle's mask:
+
+circle_mask = test.object_masks[0, 0]
+with ht.capture_gradients(segmenter, "encoder.relu3") as grads:
+    ht.SegmentationTarget(second, mask=circle_mask)(segmenter(image)).sum().backward()
+segmenter.zero_grad()
+channel_weights = grads["encoder.relu3"][0].mean(dim=(1, 2))  # Grad-CAM's alpha_k
+head_weights = segmenter.head.weight[second, 32:, 0, 0].detach()  # w_ck for relu3's channels
+expected = head_weights * circle_mask.sum() / 64
+print(f"region size |R|: {int(circle_mask.sum())} pixels")
+print(f"max |alpha_k - w_ck |R| / 64|: {(channel_weights - expected).abs().max():.1e}")
+print(f"largest |alpha_k|:              {channel_weights.abs().max():.1e}")
+
+# %%
+# Grad-CAM's map is then :math:`\operatorname{ReLU}(\sum_k w_{ck} A^k)`, the
+# class's CAM at ``relu3``: it shows where ``relu3``'s features vote for
+# class *c*, anywhere in the image, and not why the pixels of the region are
+# *c*. That is how the square's map can peak on the circle.
+#
+# A map that follows the region: HiResCAM
+# ---------------------------------------
+#
+# HiResCAM multiplies gradient and activation position by position and sums
+# over the channels; it does not average the gradient over the grid. Here its
+# map is :math:`\operatorname{ReLU}(r_q \sum_k w_{ck} A^k_q)`: the class's
+# evidence, weighted by how much of the region each position feeds. The same
+# three regions:
+
+hires = ht.HiResCAM(segmenter, "encoder.relu3")
+hires_maps = region_maps(hires)
+reference = next(iter(hires_maps.values()))
+for name, region_map in hires_maps.items():
+    difference = (region_map - reference).abs().max()
+    print(f"HiResCAM, {name:<26} max |difference| {difference:.1e}, peak on {peak_on(region_map)}")
+
+# %%
+# Side by side, with each region outlined in white and each map's peak marked
+# with a cross:
+
+methods = {"Grad-CAM": gradcam_maps, "HiResCAM": hires_maps}
+fig, axes = plt.subplots(2, 3, figsize=(9, 6.6))
+for row, (method, by_region) in enumerate(methods.items()):
+    for ax, (name, mask) in zip(axes[row], regions.items(), strict=True):
+        region_map = by_region[name]
+        outline = predicted[0] == second if mask is None else mask
+        ax.imshow(ht.overlay(image[0], region_map))
+        ax.contour(outline.float().numpy(), levels=[0.5], colors="white", linewidths=1.5)
+        y, x = divmod(int(region_map.argmax()), region_map.shape[-1])
+        ax.plot(x, y, marker="x", color="white", markersize=12, markeredgewidth=3)
+        ax.set_title(f"{method}, '{CLASSES[second]}'\nregion: {name}", fontsize=9)
+        ax.axis("off")
+fig.tight_layout()
+plt.show()
+
+# %%
+# Grad-CAM draws the same map three times. HiResCAM's map stays inside the
+# region: for the pixels predicted as square it peaks on the square, for the
+# circle's mask it shows the square-like evidence on the circle, and for the
+# whole image it is the class's evidence everywhere. The region's score is a
+# sum over positions, and HiResCAM splits it between them (exercise 2 checks
+# that its signed map adds up to the part of the score that comes through
+# ``relu3``).
+#
+# The pointing game over the test images, with the object's own mask as the
+# region, then with the other object's mask:
+
+for method, method_cam in (("Grad-CAM", cam), ("HiResCAM", hires)):
+    for region_name, other in (("its own mask", False), ("the other's mask", True)):
+        on_own, on_other = pointing(
+            method_cam,
+            test,
+            lambda c, chosen, k, other=other: ht.SegmentationTarget(
+                c + 1, mask=test.object_masks[chosen, 1 - k if other else k]
+            ),
+        )
+        print(
+            f"{method}, region {region_name:<17} peak on the explained object {on_own:.2f},"
+            f" on the other object {on_other:.2f}"
+        )
+
+# %%
+# Grad-CAM's numbers do not change with the region. HiResCAM's peak lands on
+# the object when the region is its mask; with the other object's mask it
+# leaves the object, and often lands on the other one. Neither method is
+# wrong: Grad-CAM answers "where does this layer see class *c*?", HiResCAM
+# "which positions make this region's score". Choose the one that asks your
+# question, and check it on a case where you know the answer.
 #
 # Why are two images similar?
 # ---------------------------
@@ -259,7 +414,7 @@ plt.show()
 # each object's class in turn:
 
 on_own, on_other = pointing(
-    similarity_cam, test, lambda c, chosen: ht.SimilarityTarget(references[c])
+    similarity_cam, test, lambda c, chosen, k: ht.SimilarityTarget(references[c])
 )
 print(f"similarity: peak on the matching object {on_own:.2f}, on the other object {on_other:.2f}")
 print("hooks left:", ht.count_hooks(segmenter).total, ht.count_hooks(embedder).total)
@@ -275,9 +430,13 @@ print("hooks left:", ht.count_hooks(segmenter).total, ht.count_hooks(embedder).t
 # - Grad-CAM explains one score per image; for models that are not
 #   classifiers, choose that score: a target is a function from the model's
 #   output to one number per image.
-# - Segmentation: the sum of class *c*'s scores over the pixels predicted as
-#   *c* (:class:`~hooks_tutorial.SegmentationTarget`, or pass ``mask=`` for
-#   another region).
+# - Segmentation: the sum of class *c*'s scores over a region, by default the
+#   pixels predicted as *c* (:class:`~hooks_tutorial.SegmentationTarget`, or
+#   pass ``mask=`` for another region).
+# - When the model is linear after the explained layer, as here, Grad-CAM's
+#   map does not depend on the region: it is the class's CAM at that layer.
+#   HiResCAM keeps the gradient per position, and its map shows which
+#   positions make the region's score.
 # - Similarity: the cosine similarity between an image's embedding and a
 #   reference embedding (:class:`~hooks_tutorial.SimilarityTarget`).
 # - Check the maps against known answers: here, where their peaks fall.
@@ -285,34 +444,70 @@ print("hooks left:", ht.count_hooks(segmenter).total, ht.count_hooks(embedder).t
 # Exercises
 # ---------
 #
-# 1. Explain the *background* of the test image (class 0). Where does the map
-#    point?
-# 2. Explain a ground-truth region instead of the predicted one:
-#    ``ht.SegmentationTarget(c, mask=test.object_masks[0, 0])``. Does the map
-#    change much?
+# 1. Explain the *background* of the test image (class 0) with Grad-CAM.
+#    Where is the map bright: on the objects or around them?
+# 2. With a forward hook on ``encoder.relu3`` that returns zeros, compute the
+#    square's score over its predicted pixels without ``relu3``'s
+#    contribution. Check that HiResCAM's signed map (``relu=False``,
+#    ``raw=True``) adds up to the difference of the two scores.
 # 3. Write the similarity target as a plain ``lambda`` and check that it
 #    gives the same map as :class:`~hooks_tutorial.SimilarityTarget`.
+# 4. Does Grad-CAM at ``encoder.relu2`` depend on the region? Compare the
+#    square's map over its predicted pixels and over the circle's mask.
 #
 # .. dropdown:: Solutions
 #
 #    .. code-block:: python
 #
-#       # 1. the background: the map avoids the objects
+#       # 1. the background's map, on the objects and around them
 #       background_map = cam(image, target=ht.SegmentationTarget(0))[0]
-#       plt.imshow(ht.overlay(image[0], background_map))
-#       plt.show()
+#       objects = test.object_masks[0].any(dim=0)  # both shapes' pixels
+#       print(f"mean on the objects {background_map[objects].mean():.2f}, "
+#             f"around them {background_map[~objects].mean():.2f}")
 #
-#       # 2. a ground-truth region: the same map, up to rounding. After relu3
-#       #    this model is linear (upsampling, a 1 x 1 convolution), so
-#       #    Grad-CAM's channel weights are the head's weights for the class
-#       #    times the region's size, and the normalised map ignores the size.
-#       truth = ht.SegmentationTarget(first, mask=test.object_masks[0, 0])
-#       truth_map = cam(image, target=truth)[0]
-#       print((truth_map - maps[first]).abs().max())
+#       # 2. HiResCAM's signed map adds up to relu3's part of the score
+#       square_pixels = predicted[0] == second  # fixed, so both runs sum the same pixels
+#       square_target = ht.SegmentationTarget(second, mask=square_pixels)
+#       handle = segmenter.encoder.relu3.register_forward_hook(
+#           lambda module, args, output: torch.zeros_like(output)
+#       )
+#       try:
+#           with torch.no_grad():
+#               without_relu3 = square_target(segmenter(image)).item()
+#       finally:
+#           handle.remove()
+#       with torch.no_grad():
+#           with_relu3 = square_target(segmenter(image)).item()
+#       signed = ht.HiResCAM(segmenter, "encoder.relu3", relu=False)
+#       signed_map = signed(image, target=square_target, raw=True)
+#       print(f"score difference {with_relu3 - without_relu3:.2f}, "
+#             f"sum of the signed map {signed_map.sum():.2f}")
 #
 #       # 3. the same target as a lambda
 #       reference = references[shape]
 #       by_lambda = similarity_cam(
 #           query, target=lambda out: F.cosine_similarity(out, reference[None], dim=1)
 #       )[0]
-#       print(torch.allclose(by_lambda, why))  # True
+#       print(torch.allclose(by_lambda, why))
+#
+#       # 4. relu2 reaches the score also through conv3 and relu3: not linear
+#       cam2 = ht.GradCAM(segmenter, "encoder.relu2")
+#       predicted_region = cam2(image, target=ht.SegmentationTarget(second))[0]
+#       circle_region = cam2(image, target=ht.SegmentationTarget(second, mask=circle_mask))[0]
+#       print(f"max |difference| at relu2: {(predicted_region - circle_region).abs().max():.2f}")
+#
+#    **Answers**
+#
+#    1. Around them: the map's mean is 0.07 on the objects' pixels and 0.29
+#       on the background's. The background class's evidence is where no
+#       shape is.
+#    2. Both are 2306.58. The model is linear after ``relu3``, so the part of
+#       the score that comes through ``relu3`` is exactly the sum, over the
+#       positions, of gradient times activation: HiResCAM splits the region's
+#       score between the positions.
+#    3. ``True``: ``SimilarityTarget`` is this cosine similarity, so both give
+#       the same map.
+#    4. Yes: the two maps differ by up to 0.39. From ``relu2`` the score is
+#       reached also through ``conv3``, ``bn3`` and ``relu3``, which is not
+#       linear, so the gradient's average depends on where the region is, not
+#       only on its size.

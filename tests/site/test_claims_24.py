@@ -62,12 +62,33 @@ def test_what_hooks_do(printed: str) -> None:
     match(r"hooks left: 0 0", printed)
 
 
+def test_fx_traces_the_addition_out_of_place(printed: str) -> None:
+    # "FX records out += identity as the out-of-place operator.add, which makes a new
+    # tensor" (ResNet-18 has 8 BasicBlocks, one addition each)
+    assert number(r"additions in the graph: (\d+)", printed) == 8
+    match(r"all traced as operator\.add\? True", printed)
+
+
+def test_a_tensor_hook_on_an_extracted_tensor_changes_the_gradient(printed: str) -> None:
+    # "Doubling the gradient at layer4 doubles the gradient of every parameter before it"
+    match(r"conv1\.weight\.grad doubled\? True", printed)
+
+
 def test_solutions_state_their_answers() -> None:
     lines = run_page(PAGE).solutions.splitlines()
-    # 1. "FX's node and the clone agree; without clone the hook's tensor is changed
-    #    afterwards": the comment "# False, True" (one line per clone setting)
-    assert lines[:2] == ["False False", "True True"]
-    # 2. "SimpleCNN calls only modules, so every node except the input "x" is a module name"
-    assert lines[2] == "['x']"
-    # 3. the traceable gate can be traced: the extractor returns the conv's feature maps
-    assert lines[3].startswith("torch.Size([")
+    # 1. "FX's tensor and the cloned one agree (True), the one recorded without clone
+    #    does not (False) ... its smallest value is 0.000 instead of -1.115"
+    fx = number(r"^FX: smallest value (-?[\d.]+)$", lines[0])
+    plain = match(
+        r"^hook, clone=False: smallest value (-?[\d.]+), equal to FX's\? (\w+)$", lines[1]
+    )
+    cloned = match(
+        r"^hook, clone=True: smallest value (-?[\d.]+), equal to FX's\? (\w+)$", lines[2]
+    )
+    assert fx < 0
+    assert (float(plain[1]), plain[2]) == (0.0, "False")
+    assert (float(cloned[1]), cloned[2]) == (fx, "True")
+    # 2. "Only the input x"
+    assert lines[3] == "['x']"
+    # 3. "It traces, and the extractor returns conv's output, torch.Size([4, 8, 64, 64])"
+    assert lines[4] == "torch.Size([4, 8, 64, 64])"

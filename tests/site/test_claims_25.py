@@ -6,6 +6,7 @@ import inspect
 import re
 
 import pytest
+import torch
 import torchvision
 from sitecheck import match, number, outputs, run_page
 from torch import nn
@@ -105,5 +106,23 @@ def test_solutions_state_their_answers() -> None:
     # 2. both calls of block.relu are stored under their names
     assert lines[2].startswith("{'after_bn1': (")
     assert "'after_add': (" in lines[2]
-    # 3. "turn the weights on before the call": "# torch.Size([2, 6, 6])"
-    assert lines[3:] == ["torch.Size([2, 6, 6])"]
+    # "they equal the first and the second call recorded on the page (True True)"
+    assert lines[3] == "True True"
+    # 3. "the attention returns its weights, torch.Size([2, 6, 6]): averaged over the heads"
+    assert lines[4:] == ["torch.Size([2, 6, 6])"]
+
+
+def test_full_backward_hook_without_an_input_that_requires_grad() -> None:
+    # "without it, the hook fires with grad_input (None,) and a warning"
+    torch.manual_seed(0)
+    lstm = nn.LSTM(input_size=4, hidden_size=8, batch_first=True)
+    seen = []
+    handle = lstm.register_full_backward_hook(
+        lambda module, grad_input, grad_output: seen.append(grad_input)
+    )
+    try:
+        with pytest.warns(UserWarning, match="no inputs require gradients"):
+            lstm(torch.randn(2, 5, 4))[0][:, -1].sum().backward()
+    finally:
+        handle.remove()
+    assert seen == [(None,)]

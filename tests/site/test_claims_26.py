@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import inspect
 import re
 
 import pytest
-from sitecheck import match, number, numbers, outputs, prose
+from sitecheck import match, number, numbers, outputs, prose, run_page
+from torchvision.models.vision_transformer import EncoderBlock
 
 PAGE = "26"
 
@@ -109,3 +111,31 @@ def test_gradcam_at_ln_1_between_random_and_rollout(printed: str) -> None:
     rollout = pointing("attention rollout", printed)
     assert gradcam > 1.5 * share
     assert gradcam < rollout - 0.3
+
+
+def test_the_block_discards_the_weights() -> None:
+    # "The block still throws them away (x, _ = self.self_attention(...) in the
+    # source above)"
+    source = inspect.getsource(EncoderBlock.forward)
+    assert "x, _ = self.self_attention(" in source
+    assert "need_weights=False" in source
+
+
+def test_solutions_state_their_answers() -> None:
+    solutions = run_page(PAGE).solutions
+    # 1. "It points at the object for 0.363 of the test images, against 0.893 with
+    #    the identity."
+    plain, with_identity = numbers(
+        r"rollout without the identity: ([\d.]+), with it: ([\d.]+)", solutions
+    )
+    assert plain < with_identity - 0.3
+    # 2. "The four heads look at different places ... head 2 ..., head 0 ...,
+    #    head 3 ... and head 1": listed from the most to the least often
+    heads = dict(re.findall(r"head (\d): pointing game ([\d.]+)", solutions))
+    assert sorted(heads) == ["0", "1", "2", "3"]
+    assert sorted(heads, key=lambda h: -float(heads[h])) == ["2", "0", "3", "1"]
+    assert float(heads["2"]) - float(heads["1"]) > 0.3
+    # 3. "Layer-CAM points at the object for 0.743 of the test images, against 0.280
+    #    for Grad-CAM at the same layer."
+    layer_cam, gradcam = numbers(r"Layer-CAM at ln_1: ([\d.]+), Grad-CAM: ([\d.]+)", solutions)
+    assert layer_cam > gradcam + 0.3
