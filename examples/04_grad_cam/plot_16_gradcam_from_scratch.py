@@ -424,8 +424,9 @@ print("hooks on relu3:", ht.count_hooks(model.relu3).total)
 #           nonzero = (grads[name] != 0).sum(dim=(2, 3))[0]
 #           print(f"{name}: {tuple(grads[name].shape[1:])}, nonzero positions per channel:"
 #                 f" {int(nonzero.min())} to {int(nonzero.max())} of {grads[name][0, 0].numel()}")
-#       per_window = F.avg_pool2d((grads["relu2"] != 0).float(), 2) * 4  # count per 2x2 window
-#       print("most nonzero positions in one 2x2 window of relu2:", int(per_window.max()))
+#       print("conv3 kernel:", model.conv3.kernel_size, " pool2 window:", model.pool2.kernel_size)
+#       per_window = F.avg_pool2d((grads["relu2"] != 0).float(), 2) * 4  # count per 2 x 2 window
+#       print("most nonzero positions in one 2 x 2 window of relu2:", int(per_window.max()))
 #
 #    **Answers**
 #
@@ -440,11 +441,11 @@ print("hooks on relu3:", ht.count_hooks(model.relu3).total)
 #       approaches 1 (the formula above), while its weights mix in the other
 #       classes' gradients.
 #    3. In every channel of ``relu2``, 60 of the 256 positions get a nonzero
-#       gradient, never more than 1 in a 2x2 window. The spreading is done by
+#       gradient, never more than 1 in a 2 x 2 window. The spreading is done by
 #       ``conv3``: each channel of ``relu3`` has its gradient at one
-#       position, and the 3x3 kernels of ``conv3`` pass it to the 3x3
+#       position, and the 3 x 3 kernels of ``conv3`` pass it to the 3 x 3
 #       neighbourhood of that position in all 32 channels of ``pool2``'s
 #       output, which covers 60 of its 64 positions. ``pool2`` spreads
-#       nothing: a 2x2 max pool sends each position's gradient to the one
+#       nothing: a 2 x 2 max pool sends each position's gradient to the one
 #       input that was largest in its window, so ``relu2`` receives it at 60
 #       positions too, one per window.

@@ -252,7 +252,7 @@ print(
 #       of the test images, but within 4 pixels in 0.677 and within 8 pixels
 #       in 1.000; the clean model's falls on the object strictly in 0.900 and
 #       within 4 pixels in 0.983, and never within 4 pixels of the cue.
-#       Grad-CAM's map has 8x8 values, one per cell of 8 x 8 pixels, and the
+#       Grad-CAM's map has 8 x 8 values, one per cell of 8 x 8 pixels, and the
 #       cue is smaller than a cell: the map can point at the cue's cell, not
 #       at its pixels. Upsampling also spreads a border cell's value evenly over
 #       the outer half of the cell, and of these tied maxima the first one,
