@@ -24,8 +24,7 @@ the chapter explains.
   record a history, and how a callback stops training early;
 - how to measure test accuracy and compute a confusion matrix.
 
-**Prerequisites**: :doc:`/auto_examples/01_python_foundations/plot_04_training_callbacks`
-(callbacks in a training loop).
+**Prerequisites**: :doc:`/auto_examples/01_python_foundations/plot_04_training_callbacks`.
 """
 
 # %%
@@ -346,17 +345,17 @@ plt.show()
 #    **Answers**
 #
 #    1. The callback prints the loss after batches 5, 10 and 15 of the epoch's
-#       16 batches: 1.815, 1.636 and 1.608. A network trained from scratch
-#       starts near 1.609, the cross-entropy of a uniform guess over 5
-#       classes, and one epoch barely moves it.
+#       16 batches: 1.815, 1.636 and 1.608. The last is about 1.609, the
+#       cross-entropy of a uniform guess over 5 classes: after one epoch from
+#       scratch, the network does no better than guessing.
 #    2. The new ``fc`` on the frozen blocks improves for many epochs: the run
 #       stops at epoch 18 and keeps the weights of epoch 16, with a
 #       validation accuracy of 0.940. The run from scratch stops at epoch 4:
 #       its best validation accuracy, 0.256 at epoch 2, is at chance level,
 #       and its training accuracy has only reached 0.385. Early stopping
 #       judges nothing but the number it watches: it cannot tell a slow start
-#       from a dead end. Learning the conv blocks from scratch takes the
-#       recipe's larger data set and more epochs, which is why this page
-#       trains only ``fc``.
+#       from a dead end. The conv blocks of the pretrained model were learned
+#       from the recipe's larger data set over more epochs; this page reuses
+#       them and trains only ``fc``.
 #    3. The square is recognised best (0.991) and the star worst (0.950); the
 #       most frequent mistake is a star called a cross, 9 times.

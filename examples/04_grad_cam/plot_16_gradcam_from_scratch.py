@@ -355,6 +355,8 @@ print("hooks on relu3:", ht.count_hooks(model.relu3).total)
 # - Use the pre-softmax score: the probability's gradient vanishes when the
 #   model is confident and mixes in the other classes.
 # - Remove the forward hook's handle (in ``finally``) when done.
+#   ``copy.deepcopy`` copies a module's hooks too: copy a model before
+#   registering hooks or after removing them.
 #
 # Exercises
 # ---------

@@ -254,11 +254,11 @@ print(
 #       within 4 pixels in 0.983, and never within 4 pixels of the cue.
 #       Grad-CAM's map has 8 x 8 values, one per cell of 8 x 8 pixels, and the
 #       cue is smaller than a cell: the map can point at the cue's cell, not
-#       at its pixels. Upsampling also spreads a border cell's value evenly over
-#       the outer half of the cell, and of these tied maxima the first one,
-#       on the image's edge, counts; it lies on the cue only when the cue is
-#       in the bottom-right corner (0.382 of those images, 0.000 of the
-#       others).
+#       at its pixels. Upsampling also copies a border cell's value onto the
+#       outer half of the cell, and of these tied maxima the first in reading
+#       order counts, the top-left one of the block: it lies on the cue only
+#       when the cue is in the bottom-right corner (0.382 of those images,
+#       0.000 of the others).
 #    3. No. With the cue painted over, the shortcut model's accuracy is
 #       0.213, still chance level, while the clean model's is 0.990. Taking
 #       the misleading cue away does not bring the shapes back: the shortcut
