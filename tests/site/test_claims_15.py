@@ -1,4 +1,4 @@
-"""Claims of page 15, train a small CNN (each test names the sentence it backs)."""
+"""Claims of page 15, training a CNN's last layer (each test names the sentence it backs)."""
 
 from __future__ import annotations
 
