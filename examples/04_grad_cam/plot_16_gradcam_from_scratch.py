@@ -214,6 +214,33 @@ row, col = divmod(peak, heatmap.shape[1])
 print(f"peak at row {row}, column {col}; on the object: {bool(test.masks[0, row, col])}")
 
 # %%
+# Removing the hook
+# -----------------
+#
+# The captured tensors are all Grad-CAM needs, so the hook's work is done.
+# The forward hook stays on ``relu3`` until its handle is removed; every
+# later forward pass would run it again. The tensor hook belongs to the
+# output tensor of that one forward pass and is freed with it.
+#
+# A hook is part of the module's state, so a copy of the module carries it
+# too: ``copy.deepcopy`` copies the module's hook dictionaries, and the
+# handle removes the hook from the original only. We copy the model before
+# removing the hook to see it:
+
+hooked_copy = copy.deepcopy(model)  # made while the hook is registered
+handle.remove()
+print("hooks on relu3:", ht.count_hooks(model.relu3).total)
+print("hooks anywhere in the model:", ht.count_hooks(model).total)
+print("hooks on the copy's relu3:", ht.count_hooks(hooked_copy.relu3).total)
+
+# %%
+# The copy's hook would run at every forward pass of the copy and overwrite
+# ``captured``, and no handle of ours can remove it. Copy a model before
+# registering hooks or after removing them; we drop this copy.
+
+del hooked_copy
+
+# %%
 # Why the pre-softmax score?
 # --------------------------
 #
@@ -256,9 +283,11 @@ for scale in (0.03, 0.1, 0.3, 1.0, 3.0):
 #
 # The formula above is exactly what autograd computes. We check it in double
 # precision: with :math:`p_c` this close to 1, the subtraction in the formula
-# would lose most of float32's digits.
+# would lose most of float32's digits. The hook is gone, so the copy has
+# none:
 
 model64 = copy.deepcopy(model).double()
+print("hooks on the float64 copy:", ht.count_hooks(model64).total)
 features64 = activations.double().requires_grad_(True)
 logits64 = head(features64, net=model64)
 probs64 = logits64.softmax(dim=1)[0]
@@ -272,18 +301,6 @@ by_formula = probs64[target_class] * (
 by_autograd = torch.autograd.grad(probs64[target_class], features64)[0]
 print("1 - p_c =", (1 - probs64[target_class]).item())
 print("formula matches autograd:", torch.allclose(by_formula, by_autograd, rtol=1e-6, atol=1e-15))
-
-# %%
-# Removing the hook
-# -----------------
-#
-# The forward hook stays on ``relu3`` until its handle is removed; every later
-# forward pass would run it again. The tensor hook belongs to the output
-# tensor of that one forward pass and is freed with it.
-
-handle.remove()
-print("hooks on relu3:", ht.count_hooks(model.relu3).total)
-print("hooks anywhere in the model:", ht.count_hooks(model).total)
 
 # %%
 # Everything in one function
@@ -338,6 +355,8 @@ print("hooks on relu3:", ht.count_hooks(model.relu3).total)
 # - Use the pre-softmax score: the probability's gradient vanishes when the
 #   model is confident and mixes in the other classes.
 # - Remove the forward hook's handle (in ``finally``) when done.
+#   ``copy.deepcopy`` copies a module's hooks too: copy a model before
+#   registering hooks or after removing them.
 #
 # Exercises
 # ---------
@@ -353,10 +372,13 @@ print("hooks on relu3:", ht.count_hooks(model.relu3).total)
 #
 #    .. code-block:: python
 #
-#       # 1. the second largest logit
+#       # 1. the predicted class, then the second largest logit
 #       second = int(model(image).topk(2).indices[0, 1])
-#       maps = grad_cam(model, model.relu3, image, target=second)
-#       print(divmod(int(maps[0].argmax()), 64))
+#       for c in (target_class, second):
+#           peak_map = grad_cam(model, model.relu3, image, target=c)[0]
+#           r, k = divmod(int(peak_map.argmax()), peak_map.shape[1])
+#           print(f"{classes[c]:>8}: peak at row {r}, column {k},"
+#                 f" on the object: {bool(test.masks[0, r, k])}")
 #
 #       # 2. the same hooks, two different scores
 #       store = {}
@@ -365,6 +387,7 @@ print("hooks on relu3:", ht.count_hooks(model.relu3).total)
 #           store["A"] = output.detach()
 #           output.register_hook(lambda grad: store.update(dA=grad))
 #
+#       largest = {}
 #       handle = model.relu3.register_forward_hook(keep)
 #       try:
 #           for name in ("logit", "probability"):
@@ -375,15 +398,56 @@ print("hooks on relu3:", ht.count_hooks(model.relu3).total)
 #               score.backward()
 #               w = store["dA"].mean(dim=(2, 3))
 #               raw = F.relu((w[:, :, None, None] * store["A"]).sum(dim=1))
-#               print(name, raw.max().item())
+#               largest[name] = raw.max().item()
+#               print(f"{name:>11}: largest value of the raw map {largest[name]:.3e}")
 #       finally:
 #           handle.remove()
+#       print(f"ratio: {largest['logit'] / largest['probability']:.0f}")
 #
-#       # 3. conv3 (3x3) and pool2 spread each channel's gradient over
-#       #    several positions of relu2's output
-#       def count(module, args, output):
-#           output.register_hook(lambda grad: print((grad != 0).sum(dim=(2, 3))))
+#       # 3. the gradients of relu2's and pool2's outputs for the same score
+#       grads = {}
 #
-#       handle = model.relu2.register_forward_hook(count)
-#       model(image)[0, target_class].backward()
-#       handle.remove()
+#       def keep_gradient(name):
+#           def hook(module, args, output):
+#               output.register_hook(lambda grad: grads.update({name: grad}))
+#
+#           return hook
+#
+#       handles = [
+#           model.relu2.register_forward_hook(keep_gradient("relu2")),
+#           model.pool2.register_forward_hook(keep_gradient("pool2")),
+#       ]
+#       try:
+#           model(image)[0, target_class].backward()
+#       finally:
+#           for h in handles:
+#               h.remove()
+#       for name in ("pool2", "relu2"):
+#           nonzero = (grads[name] != 0).sum(dim=(2, 3))[0]
+#           print(f"{name}: {tuple(grads[name].shape[1:])}, nonzero positions per channel:"
+#                 f" {int(nonzero.min())} to {int(nonzero.max())} of {grads[name][0, 0].numel()}")
+#       print("conv3 kernel:", model.conv3.kernel_size, " pool2 window:", model.pool2.kernel_size)
+#       per_window = F.avg_pool2d((grads["relu2"] != 0).float(), 2) * 4  # count per 2 x 2 window
+#       print("most nonzero positions in one 2 x 2 window of relu2:", int(per_window.max()))
+#
+#    **Answers**
+#
+#    1. The peak hardly moves: row 20, column 35 for the predicted star, row
+#       19, column 35 for the cross, the second most likely class, both on
+#       the object. Both maps add up the same 64 feature maps; another class
+#       changes the weights (another row of ``fc``), not where the feature
+#       maps are large.
+#    2. The largest value of the raw map is 1.016e-01 with the logit and
+#       3.258e-05 with the probability, 3120 times smaller: the model is sure
+#       of this image, and the probability's gradient vanishes as :math:`p_c`
+#       approaches 1 (the formula above), while its weights mix in the other
+#       classes' gradients.
+#    3. In every channel of ``relu2``, 60 of the 256 positions get a nonzero
+#       gradient, never more than 1 in a 2 x 2 window. The spreading is done by
+#       ``conv3``: each channel of ``relu3`` has its gradient at one
+#       position, and the 3 x 3 kernels of ``conv3`` pass it to the 3 x 3
+#       neighbourhood of that position in all 32 channels of ``pool2``'s
+#       output, which covers 60 of its 64 positions. ``pool2`` spreads
+#       nothing: a 2 x 2 max pool sends each position's gradient to the one
+#       input that was largest in its window, so ``relu2`` receives it at 60
+#       positions too, one per window.

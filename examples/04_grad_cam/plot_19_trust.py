@@ -268,12 +268,16 @@ plt.show()
 # resetting ``bn3``, the top of the network where the classes are told apart,
 # leaves its maps much like the original ones (the figure still shows the object's
 # outline). Its similarity then declines only gradually as the convolutions
-# are randomized, and is lowest once the first block is random too. On this
-# small network this resembles what Adebayo et al. reported for deep ones:
-# the sharp maps are shaped mostly by the image and the first layers, like an
-# edge detector, not by what the model learned to decide. A map that looks
-# convincing can explain little about the model; only a test like this one
-# tells.
+# are randomized, and is lowest once the first block is random too.
+# Adebayo et al. reported the same for deep networks: guided
+# backpropagation and Guided Grad-CAM fail their test, being insensitive to
+# the weights of the top layers (not of all layers: the authors' later
+# correction notes that the maps distort once the lowest layers are random,
+# as here), while Grad-CAM and the plain gradient pass it (exercise 3 tries
+# the plain gradient). The sharp maps are shaped mostly by the image and the
+# first layers, like an edge detector, not by what the model learned to
+# decide. A map that looks convincing can explain little about the model;
+# only a test like this one tells.
 #
 # Summary
 # -------
@@ -294,15 +298,19 @@ plt.show()
 # ---------
 #
 # 1. Run deletion with black instead of blurred pixels
-#    (``baseline="zeros"``) and compare the AUCs of the three maps. Why can a
-#    black hole the shape of the object still look like that object to the
-#    model?
+#    (``baseline="zeros"``) and compare the AUCs of the three maps. What
+#    does the model see when the object, or a disk in the middle of the
+#    image, is painted black?
 # 2. Use the object masks as a fourth map (``data.masks.float()``). Is the
-#    object itself the best explanation by deletion and insertion?
+#    object itself the best explanation by deletion and insertion? What
+#    does the model see when only the object's pixels are blurred?
 # 3. Run the randomization test on the *plain* input gradient
-#    (``torch.autograd.grad`` of the score with respect to the input, absolute
-#    value, largest over channels, scaled to [0, 1]). Does it behave like
-#    Grad-CAM or like guided backpropagation?
+#    (``torch.autograd.grad`` of the score with respect to the input) in two
+#    forms: its absolute value, largest over the colour channels, as for
+#    guided backpropagation above; and the signed gradient, summed over the
+#    channels and scaled to [0, 1] with 0.5 for zero. Compare the
+#    similarities after ``fc`` with those of Grad-CAM and guided
+#    backpropagation. Does the plain gradient pass the test?
 #
 # .. dropdown:: Solutions
 #
@@ -312,35 +320,90 @@ plt.show()
 #       for name, m in maps.items():
 #           auc = metrics.deletion_auc(model, images, m, steps=10, baseline="zeros")
 #           print(f"{name:10s} deletion AUC, black pixels: {auc.mean().item():.3f}")
+#       disk = centre_maps > centre_map.quantile(0.8)  # the central 20 % of the pixels
+#       for name, hole in (("object", data.masks), ("central disk", disk)):
+#           with torch.no_grad():
+#               called = model(images * ~hole[:, None]).argmax(dim=1)
+#           print(f"{name} in black: still the explained class on {(called == predicted).sum()}"
+#                 f" of 12 images, called a circle on {(called == 0).sum()}")
 #
-#       # 2. the object masks as a map
-#       masks = data.masks.float()
-#       print("deletion ", metrics.deletion_auc(model, images, masks, steps=10, baseline="blur").mean())
-#       print("insertion", metrics.insertion_auc(model, images, masks, steps=10).mean())
+#       # 2. the object masks as a fourth map
+#       four_maps = {**maps, "mask": data.masks.float()}
+#       for name, m in four_maps.items():
+#           deletion = metrics.deletion_auc(model, images, m, steps=10, baseline="blur")
+#           insertion = metrics.insertion_auc(model, images, m, steps=10, baseline="blur")
+#           print(f"{name:10s} deletion AUC {deletion.mean().item():.3f},"
+#                 f" insertion AUC {insertion.mean().item():.3f}")
+#       from torchvision.transforms.functional import gaussian_blur
 #
-#       # 3. the plain gradient under randomization
-#       def gradient_explainer(model_copy):
-#           def explain(x, target):
-#               x = x.clone().requires_grad_(True)
-#               score = model_copy(x).gather(1, target[:, None]).sum()
-#               (grad,) = torch.autograd.grad(score, x)
-#               saliency = grad.abs().amax(dim=1)
-#               return saliency / saliency.flatten(1).amax(dim=1)[:, None, None]
+#       with torch.no_grad():
+#           blur = gaussian_blur(images, 11, 5.0)  # the blur of baseline="blur"
+#           called = model(torch.where(data.masks[:, None], blur, images)).argmax(dim=1)
+#       print(f"object blurred: still the explained class on {(called == predicted).sum()} of 12 images")
+#       object_first = data.masks.float() + 0.5 * gradcam_maps  # the object, then Grad-CAM's order
+#       auc = metrics.deletion_auc(model, images, object_first, steps=10, baseline="blur")
+#       print(f"the object first, then Grad-CAM's order: deletion AUC {auc.mean().item():.3f}")
 #
-#           return explain
+#       # 3. the plain gradient under randomization, as absolute values and signed
+#       def gradient_explainer(signed):
+#           def make(model_copy):
+#               def explain(x, target):
+#                   x = x.clone().requires_grad_(True)
+#                   score = model_copy(x).gather(1, target[:, None]).sum()
+#                   (grad,) = torch.autograd.grad(score, x)
+#                   saliency = grad.sum(dim=1) if signed else grad.abs().amax(dim=1)
+#                   saliency = saliency / saliency.flatten(1).abs().amax(dim=1)[:, None, None]
+#                   return (saliency + 1) / 2 if signed else saliency
 #
-#       print_steps(metrics.model_randomization(model, gradient_explainer, few))
+#               return explain
 #
-#    1. With black pixels the ranking of the three maps changes: the centre
-#       map and the random map now get *lower* (better) deletion AUCs than
-#       Grad-CAM. Deleting Grad-CAM's pixels first cuts a black hole in the
-#       shape of the object out of a textured background, and its outline
-#       still shows the shape.
-#    2. Not by both measures. The mask gives the highest insertion AUC of the
-#       four maps, but its deletion AUC is higher (worse) than Grad-CAM's: all
-#       of the object's pixels get the same value, so the mask cannot say
-#       which of them matter most.
-#    3. Like guided backpropagation: its maps stay similar to the original
-#       ones after ``fc`` and ``bn3`` (Spearman correlation above 0.6, where
-#       Grad-CAM falls below 0.4) and change only as the convolutions are
-#       randomized.
+#           return make
+#
+#       absolute_steps = metrics.model_randomization(model, gradient_explainer(False), few)
+#       signed_steps = metrics.model_randomization(model, gradient_explainer(True), few)
+#       print_steps(absolute_steps)
+#       print_steps(signed_steps)
+#       for name, steps in (
+#           ("Grad-CAM", gradcam_steps),
+#           ("guided backprop", guided_steps),
+#           ("gradient, absolute", absolute_steps),
+#           ("gradient, signed", signed_steps),
+#       ):
+#           after_fc = steps[1]
+#           print(f"{name:18s} after fc: Spearman {after_fc.spearman.mean().item():.2f},"
+#                 f" SSIM {after_fc.ssim.mean().item():.2f}")
+#
+#    **Answers**
+#
+#    1. With black pixels the ranking turns around: the centre map gets the
+#       lowest deletion AUC (0.132), then the random map (0.263), and
+#       Grad-CAM the highest (0.369). Black pixels draw shapes of their own.
+#       A black disk in the middle looks like a circle: with the central
+#       fifth of the pixels black, the model calls 9 of the 12 images a
+#       circle, so the explained class's probability falls fast, whatever the
+#       map knew. The object painted black keeps its outline, and the model
+#       still sees the explained class on 10 of 12 images, so deleting
+#       Grad-CAM's pixels first lowers the score slowly. Deletion with black
+#       pixels measures the model's reaction to black shapes as much as the
+#       map; this is why the page uses the blurred baseline.
+#    2. Not by deletion. The mask gets the highest insertion AUC of the four
+#       maps (0.894), but a worse deletion AUC (0.568) than Grad-CAM (0.468),
+#       and even than the centre map (0.507). Blurring exactly the object's
+#       pixels does not remove the object: the blurred image still holds a
+#       smeared copy of it in the same place, and the model still sees the
+#       explained class on 9 of 12 images. After the object, the mask ranks
+#       all other pixels equal, so its deletion goes on in the order of
+#       positions, row by row, instead of around the object, where the blur
+#       has smeared it. Deleting the object first and then following
+#       Grad-CAM's order gives 0.471, close to Grad-CAM's own AUC.
+#    3. It passes the test, but the absolute value hides it. By the rank
+#       correlation of absolute values the plain gradient looks like guided
+#       backpropagation: 0.74 after ``fc``, against 0.73. Its SSIM, though,
+#       falls to 0.37 while guided backpropagation keeps 0.67, and the signed
+#       gradient's rank correlation falls to -0.03 at once, like Grad-CAM's
+#       (0.27). A random ``fc`` adds up the same per-channel gradients with
+#       new weights of either sign: the sign of each pixel's gradient
+#       changes, its size much less. This is what Adebayo et al. found:
+#       plain gradients and Grad-CAM pass their test; guided backpropagation
+#       and Guided Grad-CAM fail it. They report the rank correlation both
+#       with and without absolute values.

@@ -295,29 +295,36 @@ print(
 # ---------
 #
 # 1. Find every module of ``resnet`` on which ``naive_gradcam`` raises. (Hint:
-#    loop over ``resnet.named_modules()``, skip modules whose output is not a
-#    4-D tensor, and catch the error.)
+#    loop over ``resnet.named_modules()``, skip the model itself, the
+#    ``nn.Sequential`` stages and ``fc``, and catch the ``RuntimeError``.)
+#    Which kinds of module are they, and why does a ReLU fail too?
 # 2. Change ``naive_gradcam`` so that it works on ``layer4[1].bn2``, using a
 #    forward hook that returns a clone, as the library does.
 # 3. Build a ``TinyViT`` for 64 x 96 images (an 8 x 12 grid) and explain it
 #    with ``functools.partial(ht.token_reshape_transform, grid=(8, 12))``.
+#    What happens without ``grid``?
 #
 # .. dropdown:: Solutions
 #
 #    .. code-block:: python
 #
+#       import warnings
+#
 #       # 1. which layers break the naive version?
 #       failing = []
-#       for name, module in resnet.named_modules():
-#           if name == "" or isinstance(module, (nn.Sequential, nn.Linear)):
-#               continue
-#           try:
-#               naive_gradcam(resnet, module, images, class_index=0)
-#           except RuntimeError:
-#               failing.append(name)
-#           except (IndexError, KeyError):
-#               pass  # the module ran twice or its output is not 4-D
-#       print(failing)
+#       with warnings.catch_warnings():
+#           warnings.simplefilter("ignore")  # conv1's input needs no gradient: torch warns
+#           for name, module in resnet.named_modules():
+#               if name == "" or isinstance(module, (nn.Sequential, nn.Linear)):
+#                   continue
+#               try:
+#                   naive_gradcam(resnet, module, images, class_index=0)
+#               except RuntimeError:
+#                   failing.append(name)
+#       print(len(failing), "modules raise:", failing)
+#       for kind in ("bn1", "bn2", "relu"):
+#           print(f"  named {kind}: {sum(name.split('.')[-1] == kind for name in failing)}")
+#       print("hooks left on the model:", ht.count_hooks(resnet).total)
 #
 #       # 2. keep the output, give the model a clone
 #       def careful_gradcam(model, layer, x, class_index):
@@ -336,7 +343,9 @@ print(
 #           weights = gradient.mean(dim=(2, 3), keepdim=True)
 #           return torch.relu((weights * kept["activation"].detach()).sum(dim=1))
 #
-#       print(careful_gradcam(resnet, resnet.layer4[1].bn2, images, 0).shape)
+#       careful = careful_gradcam(resnet, resnet.layer4[1].bn2, images, 0)
+#       print("careful map:", tuple(careful.shape))
+#       print("same as the library's raw map:", torch.allclose(careful, library_map, atol=1e-6))
 #
 #       # 3. a non-square grid
 #       class WideViT(TinyViT):
@@ -344,6 +353,31 @@ print(
 #               super().__init__()
 #               self.position = nn.Parameter(torch.randn(1, 1 + 8 * 12, 32) * 0.02)
 #
-#       wide = torch.rand(2, 3, 64, 96)
+#       wide_vit, wide = WideViT().eval(), torch.rand(2, 3, 64, 96)
+#       try:
+#           ht.GradCAM(wide_vit, "blocks.0", reshape_transform=ht.token_reshape_transform)(wide)
+#       except ValueError as error:
+#           print("without grid: ValueError:", error)
 #       grid_8x12 = functools.partial(ht.token_reshape_transform, grid=(8, 12))
-#       print(ht.GradCAM(WideViT().eval(), "blocks.0", reshape_transform=grid_8x12)(wide).shape)
+#       cam = ht.GradCAM(wide_vit, "blocks.0", reshape_transform=grid_8x12)
+#       print("raw map:", tuple(cam(wide, raw=True).shape), " upsampled:", tuple(cam(wide).shape))
+#
+#    **Answers**
+#
+#    1. 26 modules raise the ``RuntimeError``, of three kinds: the 9 named
+#       ``bn1`` (the stem's and each block's, followed by an in-place ReLU),
+#       the 8 named ``bn2`` (followed by ``out += identity``) and the 9
+#       ReLUs. A ReLU fails although nothing after it changes its output: a
+#       full backward hook wraps the module's inputs as well as its outputs,
+#       and an in-place ReLU overwrites its own input, the wrapped view. The
+#       convolutions, the downsampling branches and the whole blocks work,
+#       and ``finally`` leaves 0 hooks on the model.
+#    2. The careful version gives a (2, 2, 2) map on ``layer4[1].bn2``, the
+#       same as the library's raw map: the rest of the model computes on the
+#       clone, so ``out += identity`` and the in-place ReLU change the clone,
+#       never the kept output, and there is no module backward hook to break.
+#    3. Without ``grid`` the transform refuses: 97 tokens (a class token and
+#       96 patches) do not form a square grid, and the error says what to
+#       pass. With ``grid=(8, 12)`` the raw map is 8 x 12 and the upsampled
+#       map 64 x 96, the size of the image: the transform drops the class
+#       token and lays the 96 patch tokens out row by row.

@@ -1,4 +1,4 @@
-"""Claims of page 15, train a small CNN (each test names the sentence it backs)."""
+"""Claims of page 15, training a CNN's last layer (each test names the sentence it backs)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import math
 import re
 
 import pytest
-from sitecheck import match, number, numbers, outputs, prose
+from sitecheck import match, number, numbers, outputs, prose, run_page
 
 PAGE = "15"
 
@@ -111,3 +111,57 @@ def test_a_short_run_from_scratch_stays_at_chance() -> None:
         accuracy = (model.eval()(test.images).argmax(dim=1) == test.labels).float().mean().item()
     assert accuracy < 0.3
     assert match(r"n_train=(\d+)", outputs(PAGE))[1] == str(config.n_train)
+
+
+def test_title_says_only_fc_is_trained_on_frozen_blocks() -> None:
+    # issue 24: the page trains only fc on the frozen pretrained blocks; the title says so
+    assert "last layer on frozen pretrained blocks" in prose(PAGE, "en")
+    assert "在冻结的预训练卷积块上训练 CNN 的最后一层" in prose(PAGE, "zh_CN")
+
+
+# -- the answers of the exercises (sitecheck.run_page runs the solutions) ------
+
+
+def test_answer_1_losses_start_at_chance() -> None:
+    printed = run_page(PAGE).solutions
+    losses = [float(v) for v in re.findall(r"epoch 1 batch (?:5|10|15): loss ([\d.]+)", printed)]
+    assert len(losses) == 3  # "after batches 5, 10 and 15 of the epoch's 16 batches"
+    assert number(r"batches per epoch: (\d+)", printed) == 16
+    uniform = number(r"loss of a uniform guess over 5 classes: ([\d.]+)", printed)
+    assert abs(uniform - math.log(5)) < 1e-3
+    # "The last is about 1.609, the cross-entropy of a uniform guess over 5 classes"
+    assert abs(losses[-1] - uniform) < 0.02
+
+
+def test_answer_2_early_stopping() -> None:
+    printed = run_page(PAGE).solutions
+    row = (
+        r"{}: stopped at epoch (\d+), best epoch (\d+), validation accuracy ([\d.]+),"
+        r" training accuracy ([\d.]+)"
+    )
+    head = numbers(row.format("new fc, frozen blocks"), printed)
+    scratch = numbers(row.format("from scratch"), printed)
+    # "The new fc on the frozen blocks improves for many epochs ... stops at epoch 18 and
+    # keeps the weights of epoch 16": it stopped, after the patience of 2 epochs
+    assert 0 < head[0] <= 20
+    assert head[0] - head[1] == 2
+    assert head[2] > 0.9
+    # "The run from scratch stops at epoch 4: its best validation accuracy ... is at
+    # chance level, and its training accuracy has only reached 0.385"
+    assert scratch[0] < head[0]
+    assert scratch[0] - scratch[1] == 2
+    assert abs(scratch[2] - 0.2) < 0.1
+    assert scratch[3] < 0.5
+
+
+def test_answer_3_per_class_accuracy() -> None:
+    printed = run_page(PAGE).solutions
+    per_class = {
+        name: number(rf"(?m)^\s*{name}: ([\d.]+)$", printed)
+        for name in ("circle", "square", "triangle", "star", "cross")
+    }
+    # "The square is recognised best ... and the star worst"
+    assert max(per_class, key=per_class.__getitem__) == "square"
+    assert min(per_class, key=per_class.__getitem__) == "star"
+    # "the most frequent mistake is a star called a cross"
+    assert "most frequent mistake: star called cross" in printed

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from sitecheck import match, number, numbers, outputs, prose
+from sitecheck import match, number, numbers, outputs, prose, run_page
 
 PAGE = "16"
 
@@ -25,6 +25,15 @@ def test_hook_counts() -> None:
     # ("Removing the hook") and none after the function ("removed in finally")
     assert counts == [1, 0, 0]
     assert number(r"hooks anywhere in the model: (\d+)", printed) == 0
+
+
+def test_deepcopy_copies_the_hook() -> None:
+    printed = outputs(PAGE)
+    # "copy.deepcopy copies the module's hook dictionaries, and the handle removes
+    # the hook from the original only" (issue 24: model64 used to inherit the hook)
+    assert number(r"hooks on the copy's relu3: (\d+)", printed) == 1
+    # "The hook is gone, so the copy has none"
+    assert number(r"hooks on the float64 copy: (\d+)", printed) == 0
 
 
 def test_max_pooling_gives_one_gradient_position_and_cam_over_z() -> None:
@@ -99,3 +108,43 @@ def test_no_prose_claims_comparable_colours() -> None:
     # say it makes maps comparable
     assert "comparable in colour" not in prose(PAGE, "en")
     assert "discards" in prose(PAGE, "en")
+
+
+# -- the answers of the exercises (sitecheck.run_page runs the solutions) ------
+
+
+def test_answer_1_the_peak_hardly_moves() -> None:
+    printed = run_page(PAGE).solutions
+    peaks = re.findall(
+        r"(\w+): peak at row (\d+), column (\d+), on the object: (True|False)", printed
+    )
+    assert [p[0] for p in peaks] == ["star", "cross"]  # predicted, second most likely
+    (r1, c1), (r2, c2) = [(int(p[1]), int(p[2])) for p in peaks]
+    assert abs(r1 - r2) <= 2  # "hardly moves"
+    assert abs(c1 - c2) <= 2
+    assert all(p[3] == "True" for p in peaks)  # "both on the object"
+
+
+def test_answer_2_the_probability_map_is_far_smaller() -> None:
+    printed = run_page(PAGE).solutions
+    logit = number(r"logit: largest value of the raw map ([\d.e+-]+)", printed)
+    probability = number(r"probability: largest value of the raw map ([\d.e+-]+)", printed)
+    ratio = number(r"ratio: (\d+)", printed)
+    assert abs(logit / probability - ratio) <= 1e-3 * ratio  # the printed values are rounded
+    assert ratio > 1000
+
+
+def test_answer_3_conv3_spreads_max_pooling_routes() -> None:
+    printed = run_page(PAGE).solutions
+    pool2 = numbers(
+        r"pool2: \(32, 8, 8\), nonzero positions per channel: (\d+) to (\d+) of (\d+)", printed
+    )
+    relu2 = numbers(
+        r"relu2: \(32, 16, 16\), nonzero positions per channel: (\d+) to (\d+) of (\d+)", printed
+    )
+    # "60 of the 256 positions", "which covers 60 of its 64 positions", every channel alike
+    assert pool2[0] == pool2[1] == relu2[0] == relu2[1] == 60
+    assert (pool2[2], relu2[2]) == (64, 256)
+    # "never more than 1 in a 2 x 2 window": the max pool routes, it does not spread
+    assert number(r"one 2 x 2 window of relu2: (\d+)", printed) == 1
+    assert "conv3 kernel: (3, 3)  pool2 window: 2" in printed

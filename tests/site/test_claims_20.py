@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from sitecheck import match, number, numbers, outputs, prose
+from sitecheck import match, number, numbers, outputs, prose, run_page
 
 PAGE = "20"
 ROW = r"\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\n"
@@ -74,3 +74,51 @@ def test_no_stray_backslashes_in_chinese_literals() -> None:
     text = prose(PAGE, "zh_CN")
     assert '\\"' not in text
     assert re.search(r'make_shapes\(variant="shortcut"\)', text)
+
+
+# -- the answers of the exercises (sitecheck.run_page runs the solutions) ------
+
+
+def test_answer_1_the_maps_show_the_shortcut_on_training_like_images() -> None:
+    printed = run_page(PAGE).solutions
+    shortcut = numbers(r"shortcut model\s+cue ([\d.]+)\s+object ([\d.]+)", printed)
+    clean = numbers(r"clean model\s+cue ([\d.]+)\s+object ([\d.]+)", printed)
+    area = number(r"area share of the cue ([\d.]+)", printed)
+    # "its maps already put 0.120 of their energy on the cue, which covers 0.009 of the
+    # image, and only 0.045 on the object"
+    assert shortcut[0] > 5 * area
+    assert shortcut[1] < clean[1]
+    assert clean[0] < 2 * area
+
+
+def test_answer_2_pointing_game_with_tolerance() -> None:
+    printed = run_page(PAGE).solutions
+    row = r"{} maximum on {}\s*: strict ([\d.]+), within 4 px ([\d.]+), within 8 px ([\d.]+)"
+    shortcut_cue = numbers(row.format(r"shortcut model\s+", "cue"), printed)
+    clean_object = numbers(row.format(r"clean model\s+", "object"), printed)
+    clean_cue = numbers(row.format(r"clean model\s+", "cue"), printed)
+    # "falls strictly on the cue in only 0.097 ..., but within 4 pixels in 0.677 and
+    # within 8 pixels in 1.000"
+    assert shortcut_cue[0] < 0.2
+    assert 0.5 < shortcut_cue[1] < shortcut_cue[2] == 1.0
+    # "the clean model's falls on the object strictly in 0.900 and within 4 pixels in
+    # 0.983, and never within 4 pixels of the cue"
+    assert clean_object[0] < clean_object[1]
+    assert clean_object[0] > 0.85
+    assert clean_cue[1] == 0.0
+    # "it lies on the cue only when the cue is in the bottom-right corner"
+    bottom_right, elsewhere = numbers(
+        r"strict hits: cue bottom right ([\d.]+), elsewhere ([\d.]+)", printed
+    )
+    assert bottom_right > 0
+    assert elsewhere == 0.0
+
+
+def test_answer_3_the_shortcut_model_does_not_recover() -> None:
+    printed = run_page(PAGE).solutions
+    shortcut = number(r"shortcut model\s+accuracy without the cue ([\d.]+)", printed)
+    clean = number(r"clean model\s+accuracy without the cue ([\d.]+)", printed)
+    # "the shortcut model's accuracy is 0.213, still chance level, while the clean
+    # model's is 0.990"
+    assert abs(shortcut - 0.2) < 0.05
+    assert clean > 0.95

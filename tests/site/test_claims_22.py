@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from sitecheck import match, number, outputs
+from sitecheck import match, number, outputs, run_page
 
 PAGE = "22"
 
@@ -63,3 +63,37 @@ def test_token_shapes_and_errors() -> None:
     # "Telling it how many tokens come first fixes it"
     assert len(re.findall(r"raw map: \(2, 8, 8\)", printed)) == 2
     assert match(r"hooks left on the two transformers: (\d+) (\d+)", printed).groups() == ("0", "0")
+
+
+# -- the answers of the exercises (sitecheck.run_page runs the solutions) ------
+
+
+def test_answer_1_the_modules_that_raise() -> None:
+    printed = run_page(PAGE).solutions
+    total = number(r"(\d+) modules raise:", printed)
+    kinds = {kind: number(rf"named {kind}: (\d+)", printed) for kind in ("bn1", "bn2", "relu")}
+    # "26 modules raise the RuntimeError, of three kinds"
+    assert total == sum(kinds.values()) == 26
+    assert kinds == {"bn1": 9, "bn2": 8, "relu": 9}
+    failing = match(r"modules raise: (\[.*\])", printed)[1]
+    # "The convolutions, the downsampling branches and the whole blocks work"
+    assert "conv" not in failing
+    assert "downsample" not in failing
+    assert "'layer4.1'" not in failing
+    assert number(r"hooks left on the model: (\d+)", printed) == 0
+
+
+def test_answer_2_the_careful_version_matches_the_library() -> None:
+    printed = run_page(PAGE).solutions
+    assert "careful map: (2, 2, 2)" in printed
+    assert "same as the library's raw map: True" in printed
+
+
+def test_answer_3_a_non_square_grid() -> None:
+    printed = run_page(PAGE).solutions
+    # "Without grid the transform refuses: 97 tokens ... do not form a square grid,
+    # and the error says what to pass"
+    assert "without grid: ValueError: cannot arrange 97 tokens in a square grid" in printed
+    assert "grid=(h, w)" in printed
+    # "the raw map is 8 x 12 and the upsampled map 64 x 96"
+    assert "raw map: (2, 8, 12)  upsampled: (2, 64, 96)" in printed
