@@ -4,6 +4,11 @@
 Callbacks: functions as arguments
 =================================
 
+.. index::
+   ! callback
+   ! callback function
+   ! 回调函数
+
 A *callback* is a function that you pass to another function, so that the
 other function can call it when something happens. Every PyTorch hook is a
 callback: you hand PyTorch a function, and PyTorch calls it during the forward
@@ -11,7 +16,8 @@ or backward pass. This page starts from the course notes' ``calculate``
 example and shows, with code that runs, the three reasons callbacks are
 useful.
 
-**What you will learn**
+.. rubric:: What you will learn
+   :heading-level: 2
 
 - how to pass a function as an argument and call it later;
 - how callbacks decouple a general routine from what happens with its result;

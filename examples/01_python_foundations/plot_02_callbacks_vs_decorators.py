@@ -4,6 +4,12 @@
 Callbacks vs decorators
 =======================
 
+.. index::
+   ! decorator
+   ! 装饰器
+   ! higher-order function
+   ! 高阶函数
+
 Callbacks and decorators both treat functions as values, so they are easy to
 mix up. The course notes compare them in a table; this page corrects that table
 where it is too narrow, runs code for each of its rows, and ends with the
@@ -11,7 +17,8 @@ pattern where the two meet: a decorator that *registers* a callback. That
 pattern, a registration function plus an emitter that calls what was
 registered, is how PyTorch's hook API works.
 
-**What you will learn**
+.. rubric:: What you will learn
+   :heading-level: 2
 
 - what ``@decorator`` does (it is shorthand for ``func = decorator(func)``);
 - how callbacks and decorators differ in goal, control and code structure;

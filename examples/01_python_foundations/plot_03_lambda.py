@@ -4,6 +4,11 @@
 ``lambda``: small anonymous functions
 =====================================
 
+.. index::
+   ! lambda
+   ! 匿名函数
+   ! functools.partial
+
 Hook code is full of ``lambda``: a one-line function written right where it is
 passed, without a ``def`` and without a name. It is convenient, and it has
 three traps that bite exactly in hook code: loop variables captured too late,
@@ -11,7 +16,8 @@ return values that silently replace a module's output, and models that can no
 longer be saved with ``torch.save``. This page shows the syntax, the good uses,
 and each trap with its fix.
 
-**What you will learn**
+.. rubric:: What you will learn
+   :heading-level: 2
 
 - the ``lambda`` syntax, and when a ``def`` is the better choice;
 - how to use ``lambda`` as a ``key=`` function and as a short hook;

@@ -4,6 +4,11 @@
 Callbacks in a training loop
 ============================
 
+.. index::
+   ! training callback
+   ! early stopping
+   ! 训练回调
+
 A training loop is where callbacks pay off. Printing progress, recording
 curves, stopping early and changing the learning rate are all things that
 happen *at* a moment of the loop (after a batch, after an epoch) but are not
@@ -12,7 +17,8 @@ and the loop stays the same. This page first writes a short loop with a
 callback list by hand, then uses the ``fit`` function of ``hooks_tutorial``
 and its ready-made callbacks, and ends with a callback of our own.
 
-**What you will learn**
+.. rubric:: What you will learn
+   :heading-level: 2
 
 - how a training loop calls a list of callbacks after each epoch;
 - why callback *objects*, with one method per event, replace a list of

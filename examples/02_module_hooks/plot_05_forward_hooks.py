@@ -4,6 +4,13 @@
 Forward hooks: look inside a model while it runs
 ================================================
 
+.. index::
+   ! register_forward_hook
+   ! forward hook
+   ! 钩子
+   ! 前向钩子
+   ! hook
+
 A model's ``forward`` returns only its final output: the feature maps of the
 layers in between are computed and thrown away. A *forward hook* is a function
 that a module calls right after its own ``forward``, with the module, its
@@ -12,7 +19,8 @@ without changing the model's code. This page runs the course notes' forward
 hook, corrects what it says about ``input``, and ends with a figure of real
 feature maps captured by a hook.
 
-**What you will learn**
+.. rubric:: What you will learn
+   :heading-level: 2
 
 - how to register a forward hook with ``register_forward_hook`` and remove it
   with its handle;

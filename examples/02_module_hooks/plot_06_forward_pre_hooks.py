@@ -4,6 +4,12 @@
 Forward pre-hooks: changing data in flight
 ==========================================
 
+.. index::
+   ! register_forward_pre_hook
+   ! forward pre-hook
+   ! 前向预钩子
+   ! with_kwargs
+
 A forward hook can do more than look. A *forward pre-hook* runs just before a
 module's ``forward`` and may hand it different arguments; a forward hook may
 hand back a different output. This is how you normalise or clamp what enters a
@@ -11,7 +17,8 @@ layer, switch off a channel to see what it was doing, or patch a model you
 cannot edit. This page shows what each hook may return, and the three options
 ``with_kwargs``, ``always_call`` and ``prepend``.
 
-**What you will learn**
+.. rubric:: What you will learn
+   :heading-level: 2
 
 - how ``register_forward_pre_hook`` runs before ``forward``, and how
   returning new arguments changes what ``forward`` receives;

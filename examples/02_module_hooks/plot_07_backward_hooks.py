@@ -4,6 +4,13 @@
 Backward hooks: gradients at a module's boundary
 ================================================
 
+.. index::
+   ! register_full_backward_hook
+   ! backward hook
+   ! register_backward_hook
+   ! 反向钩子
+   ! 完整反向钩子
+
 Forward hooks see what flows *into* and *out of* a module; backward hooks see
 the gradients flowing back through the same boundary during
 ``loss.backward()``. Grad-CAM needs exactly this: the gradient of a class
@@ -12,7 +19,8 @@ APIs. The course notes use the old one, ``register_backward_hook``, which is
 deprecated and gives wrong gradients for many modules. This page runs both
 side by side, so you can see what each really returns.
 
-**What you will learn**
+.. rubric:: What you will learn
+   :heading-level: 2
 
 - what ``grad_input`` and ``grad_output`` are in
   ``register_full_backward_hook``;

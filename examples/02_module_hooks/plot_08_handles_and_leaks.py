@@ -4,13 +4,22 @@
 Handles and leaks: remove every hook you register
 =================================================
 
+.. index::
+   ! remove
+   ! remove hook
+   ! RemovableHandle
+   ! handle
+   ! 句柄
+   ! 移除钩子
+
 A hook stays on its module until someone removes it. Forget to, and every
 later forward pass runs it again: a helper function that registers a hook on
 each call piles up copies, slows the model down and keeps tensors alive. This
 page shows the leak, the handle that prevents it, ways to make removal
 automatic, and the helpers of ``hooks_tutorial`` that do the bookkeeping.
 
-**What you will learn**
+.. rubric:: What you will learn
+   :heading-level: 2
 
 - how hooks pile up when handles are thrown away, and how to see it;
 - how ``handle.remove()`` works, and that calling it twice is harmless;

@@ -4,6 +4,12 @@
 Firing order and global hooks
 =============================
 
+.. index::
+   ! hook order
+   ! firing order
+   ! 钩子顺序
+   ! 触发顺序
+
 When hooks sit on a container and on the layers inside it, which runs first?
 And how do you hook *every* module without registering hooks one by one? This
 page prints the order in which forward pre-hooks, forward hooks, backward
@@ -11,7 +17,8 @@ pre-hooks and backward hooks fire through a small ``nn.Sequential``, then
 uses PyTorch's global module hooks, and ends with a layer-by-layer summary of
 a model, written by hand and then with :obj:`hooks_tutorial.trace`.
 
-**What you will learn**
+.. rubric:: What you will learn
+   :heading-level: 2
 
 - the order of all four kinds of module hooks through nested modules, in the
   forward and the backward pass;

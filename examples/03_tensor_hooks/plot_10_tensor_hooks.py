@@ -4,13 +4,22 @@
 Tensor hooks: reading and changing a gradient
 =============================================
 
+.. index::
+   ! register_hook
+   ! tensor hook
+   ! 张量钩子
+   ! 梯度
+   ! gradient
+   ! retain_grad
+
 Module hooks watch a whole layer. A *tensor hook* is finer: it is attached to
 one tensor and called with that tensor's gradient during the backward pass, and
 whatever it returns becomes the gradient that autograd passes on. This page
 runs the course notes' example, checks its arithmetic with code, and corrects
 the notes' list of tensor hook methods.
 
-**What you will learn**
+.. rubric:: What you will learn
+   :heading-level: 2
 
 - how ``Tensor.register_hook`` receives a gradient and can replace it;
 - why the notes' example gives ``x.grad`` = 96 with the hook and 192 without;

@@ -4,6 +4,13 @@
 Parameter hooks: acting on gradients as they arrive
 ===================================================
 
+.. index::
+   ! register_post_accumulate_grad_hook
+   ! parameter hook
+   ! 参数钩子
+   ! optimizer hook
+   ! register_step_pre_hook
+
 A parameter's gradient is ready at some moment inside ``loss.backward()``,
 long before the optimizer runs. A hook can act at that moment: clip or scale
 the gradient, or even update the parameter straight away. This page shows the
@@ -12,7 +19,8 @@ per-parameter clipping with PyTorch's global ``clip_grad_norm_``, runs an
 optimizer inside the backward pass, and ends with the optimizer's own step
 hooks.
 
-**What you will learn**
+.. rubric:: What you will learn
+   :heading-level: 2
 
 - when ``register_post_accumulate_grad_hook`` fires and what it receives;
 - how it differs from ``register_hook`` on the same parameter;

@@ -4,6 +4,12 @@
 Saved-tensor hooks: where autograd keeps its memory
 ===================================================
 
+.. index::
+   ! saved_tensors_hooks
+   ! saved tensor hooks
+   ! save_on_cpu
+   ! 已保存张量钩子
+
 To compute gradients, autograd must remember some tensors of the forward pass:
 the input of a linear layer, the output of a ReLU, and so on. These *saved
 tensors* stay in memory from the forward pass until the backward pass has
@@ -11,7 +17,8 @@ used them. Saved-tensor hooks let you decide how each of them is stored: you
 can list them, move them, or compress them, and this page measures what
 compression saves and what it costs in gradient accuracy.
 
-**What you will learn**
+.. rubric:: What you will learn
+   :heading-level: 2
 
 - which tensors autograd saves for the backward pass, and why;
 - how ``torch.autograd.graph.saved_tensors_hooks(pack, unpack)`` intercepts

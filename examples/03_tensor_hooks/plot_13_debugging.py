@@ -4,13 +4,22 @@
 Debugging with hooks: NaNs, dead ReLUs, exploding gradients
 ===========================================================
 
+.. index::
+   ! debugging
+   ! global hook
+   ! register_module_forward_hook
+   ! NaN
+   ! 全局钩子
+   ! 调试
+
 When training goes wrong, the loss only tells you *that* something broke.
 Hooks tell you *where*: they see every module's output and every parameter's
 gradient while the model runs, without changing the model's code. This page
 uses them for three common failures: a NaN that appears somewhere inside the
 network, ReLU units that never fire, and gradients that explode.
 
-**What you will learn**
+.. rubric:: What you will learn
+   :heading-level: 2
 
 - how forward hooks on every module find the first one that outputs NaN or
   Inf;

@@ -4,12 +4,21 @@
 Pitfalls: when hooks surprise you
 =================================
 
+.. index::
+   ! in-place
+   ! inplace
+   ! pitfalls
+   ! torch.compile
+   ! 原地操作
+   ! 陷阱
+
 Hooks run inside PyTorch's machinery, so they meet its corner cases: in-place
 operations, gradient modes, the autograd graph's lifetime and the compiler.
 Each section below triggers one trap on purpose, shows what happens, and
 shows the fix.
 
-**What you will learn**
+.. rubric:: What you will learn
+   :heading-level: 2
 
 - why a full backward hook breaks when an in-place ReLU follows the module,
   and the tensor-hook pattern that does not;

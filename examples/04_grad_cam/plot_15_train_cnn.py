@@ -4,6 +4,12 @@
 Train a CNN's last layer on frozen pretrained blocks
 ====================================================
 
+.. index::
+   ! CAM
+   ! class activation map
+   ! 类激活图
+   ! train a CNN
+
 To check an explanation, you need a model worth explaining and images where
 you know the right answer. This chapter uses generated images of five shapes:
 every image comes with the exact pixel mask of its object, so "does the
@@ -13,7 +19,8 @@ the frozen conv blocks of the chapter's pretrained model, in a training run
 driven by callbacks. Last, it measures the pretrained model that the rest of
 the chapter explains.
 
-**What you will learn**
+.. rubric:: What you will learn
+   :heading-level: 2
 
 - what the generated shapes data holds: images, labels, masks and boxes;
 - the layers of ``SimpleCNN`` and the shapes of its feature maps, and what

@@ -4,6 +4,12 @@
 Grad-CAM from scratch with hooks
 ================================
 
+.. index::
+   ! Grad-CAM
+   ! heatmap
+   ! 热力图
+   ! Grad-CAM from scratch
+
 The course notes say that Grad-CAM "measures each feature map's importance
 with gradients". This page turns that sentence into about twenty lines of
 PyTorch: a forward hook records the last conv block's feature maps, a tensor
@@ -11,7 +17,8 @@ hook records their gradients, and a weighted sum turns both into a heatmap.
 Every step prints its tensor shapes, and the last figure shows the result
 over the image.
 
-**What you will learn**
+.. rubric:: What you will learn
+   :heading-level: 2
 
 - how a forward hook and a tensor hook together capture the activations and
   the gradients of one layer in one forward and backward pass;

@@ -4,6 +4,11 @@
 Grad-CAM with ``hooks_tutorial``
 ================================
 
+.. index::
+   ! GradCAM
+   ! hooks_tutorial.GradCAM
+   ! Grad-CAM library
+
 The previous page built Grad-CAM from a forward hook, a tensor hook and a
 few tensor operations. :obj:`hooks_tutorial.GradCAM` does the same in one call,
 removes its hooks before returning, and handles batches, target classes and
@@ -11,7 +16,8 @@ layer names. This page first checks that the two give the same numbers, then
 uses the library to ask questions: which class, which object, which layer,
 and what the map shows when the model is wrong.
 
-**What you will learn**
+.. rubric:: What you will learn
+   :heading-level: 2
 
 - how to compute Grad-CAM maps for a batch in a few lines, and that they
   match the from-scratch version;

@@ -4,6 +4,15 @@
 The CAM family side by side
 ===========================
 
+.. index::
+   ! Score-CAM
+   ! HiResCAM
+   ! Grad-CAM++
+   ! XGrad-CAM
+   ! Layer-CAM
+   ! Eigen-CAM
+   ! CAM family
+
 Grad-CAM is one answer to "which channels matter, and where?". Its
 successors change how the channels are weighted: per position instead of
 per channel, with activation-weighted gradients, with forward passes instead
@@ -14,7 +23,8 @@ other and what each one costs. Which map is *better* is a question of
 measurement, the subject of the next page,
 :doc:`/auto_examples/04_grad_cam/plot_18b_measuring_cams`.
 
-**What you will learn**
+.. rubric:: What you will learn
+   :heading-level: 2
 
 - the formulas of Grad-CAM, Grad-CAM++, XGrad-CAM, Layer-CAM, HiResCAM,
   Score-CAM and Eigen-CAM, and what each changes;

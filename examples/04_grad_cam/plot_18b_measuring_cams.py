@@ -4,6 +4,13 @@
 Measuring CAM maps
 ==================
 
+.. index::
+   ! pointing game
+   ! deletion
+   ! insertion
+   ! faithfulness
+   ! 指向游戏
+
 The previous page drew seven maps for the same images, and they differ.
 Which one is right? "It looks right" is no answer, but on the shapes data
 part of the answer is known: every image comes with its object's mask. This
@@ -12,7 +19,8 @@ reads each one against a map that knows nothing (random noise), and shows
 how much one choice inside a measure, what replaces the deleted pixels, can
 change the verdict.
 
-**What you will learn**
+.. rubric:: What you will learn
+   :heading-level: 2
 
 - the pointing game, and what it cannot see;
 - deletion and insertion (Petsiuk et al., BMVC 2018): what they do to an

@@ -4,6 +4,12 @@
 Can we trust a heatmap?
 =======================
 
+.. index::
+   ! sanity check
+   ! randomization test
+   ! model randomization
+   ! 合理性检查
+
 A Grad-CAM map always looks like *something*: a smooth blob somewhere on
 the image. That alone does not make it an explanation. This page asks two
 questions that can be answered with numbers. Is the map *faithful*: do the
@@ -12,7 +18,8 @@ a *sanity check*: does the map change when the model's weights are
 destroyed, as an explanation of the model must? The second check also shows
 that a map can look convincing while explaining nothing about the model.
 
-**What you will learn**
+.. rubric:: What you will learn
+   :heading-level: 2
 
 - deletion and insertion curves, their areas (AUC), and why they need a
   baseline map for comparison;

@@ -4,6 +4,11 @@
 Case study: catching a shortcut
 ===============================
 
+.. index::
+   ! shortcut
+   ! shortcut learning
+   ! 捷径
+
 A model learns whatever predicts the label in its training data, and that
 is not always the thing we care about. Here every training image carries a
 small coloured square in a corner, the *cue*, whose colour gives the label
@@ -12,7 +17,8 @@ telling the truth, and fails when it does not. Accuracy alone only says
 *that* it fails; Grad-CAM shows *why*, before the model meets data where
 the cue lies.
 
-**What you will learn**
+.. rubric:: What you will learn
+   :heading-level: 2
 
 - how a shortcut shows up: high accuracy on training-like data, low accuracy
   where the shortcut no longer holds;

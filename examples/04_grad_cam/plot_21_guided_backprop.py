@@ -4,6 +4,11 @@
 Guided backpropagation and Guided Grad-CAM
 ==========================================
 
+.. index::
+   ! guided backpropagation
+   ! Guided Grad-CAM
+   ! 引导反向传播
+
 A Grad-CAM map has the resolution of its layer: a few cells per side for
 ``relu3`` of ``SimpleCNN``, upsampled to the 64 x 64 image. The gradient of
 the score with respect to the input pixels has full resolution, but it is
@@ -14,7 +19,8 @@ by the upsampled Grad-CAM map. Changing a module's gradient is exactly what
 a backward hook is for, so this page builds both with hooks first, then
 checks the library against them.
 
-**What you will learn**
+.. rubric:: What you will learn
+   :heading-level: 2
 
 - how to compute a plain input-gradient saliency map;
 - the guided ReLU rule, and how a full backward hook on every ReLU

@@ -4,6 +4,11 @@
 Grad-CAM beyond plain CNNs: residual networks and transformers
 ==============================================================
 
+.. index::
+   ! reshape_transform
+   ! transformer
+   ! beyond CNNs
+
 ``SimpleCNN`` is a friendly model to explain: no operation changes a tensor
 in place, and every convolutional block returns a 4-D feature map. Real
 models are less kind. torchvision's ResNets end each residual block with ``out += identity``
@@ -12,7 +17,8 @@ and ``ReLU(inplace=True)``, and a vision transformer returns tokens
 raises an error, or worse, silently computes something else. This page shows
 both failures and how the library's hooks avoid them.
 
-**What you will learn**
+.. rubric:: What you will learn
+   :heading-level: 2
 
 - why a full backward hook raises a ``RuntimeError`` when the hooked
   layer's output is later modified in place;

@@ -5,6 +5,11 @@
 A pretrained model on real photos
 =================================
 
+.. index::
+   ! pretrained
+   ! ResNet-50
+   ! 预训练
+
 Every page so far explained a small network trained on generated shapes.
 Readers then open a pretrained torchvision model and a photo, and new
 questions come up: how the photo must be prepared, which class names the
@@ -14,7 +19,8 @@ those steps with torchvision's ImageNet ResNet-50 and photos that ship inside
 scikit-image. The library does not install scikit-image: run
 ``pip install scikit-image`` before this page.
 
-**What you will learn**
+.. rubric:: What you will learn
+   :heading-level: 2
 
 - how ``weights.transforms()`` prepares a photo, and how to undo its
   normalization for display;

@@ -4,6 +4,12 @@
 Feature extraction without hooks
 ================================
 
+.. index::
+   ! create_feature_extractor
+   ! torch.fx
+   ! feature extraction
+   ! 特征提取
+
 Hooks are not the only way to get at a layer's output. torchvision's
 ``torchvision.models.feature_extraction`` traces a model with ``torch.fx``
 into a graph of operations and builds a new module that returns the nodes you
@@ -12,7 +18,8 @@ next to forward hooks on the same model: where both give the same tensors,
 what the traced graph reaches that hooks cannot, and what hooks do that it
 cannot.
 
-**What you will learn**
+.. rubric:: What you will learn
+   :heading-level: 2
 
 - how to list a model's graph nodes with ``get_graph_node_names`` and
   extract some of them with ``create_feature_extractor``;

@@ -4,6 +4,11 @@
 Modules that return tuples or run twice
 =======================================
 
+.. index::
+   ! tuple outputs
+   ! module reuse
+   ! nn.LSTM
+
 The hooks so far sat on layers that take one tensor, return one tensor and
 run once per forward pass. Many real modules do not. ``nn.LSTM`` returns its
 output sequence *and* its hidden state, ``nn.MultiheadAttention`` returns the
@@ -13,7 +18,8 @@ tensor and one call then breaks, or quietly records the wrong thing. This
 page shows what each hook receives and how to hook the call and the tensor
 you mean.
 
-**What you will learn**
+.. rubric:: What you will learn
+   :heading-level: 2
 
 - what a forward hook receives from ``nn.LSTM``, ``nn.GRU`` and
   ``nn.MultiheadAttention``, and how to unpack it;

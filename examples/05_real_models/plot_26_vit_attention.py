@@ -4,6 +4,13 @@
 Attention maps from a Vision Transformer
 ========================================
 
+.. index::
+   ! attention
+   ! 注意力
+   ! ViT
+   ! attention rollout
+   ! 注意力展开
+
 A vision transformer (ViT) does not only compute features: each of its
 attention layers says, for every token, how much it reads from every other
 token. Those weights look like a ready-made explanation, but torchvision's
@@ -13,7 +20,8 @@ and catches them with a forward hook, combines them over the layers
 (attention rollout) and compares the result with Grad-CAM on the same model:
 which of the two points at the object more often?
 
-**What you will learn**
+.. rubric:: What you will learn
+   :heading-level: 2
 
 - how a forward pre-hook registered with ``with_kwargs=True`` makes each
   attention layer of torchvision's encoder compute its weights, how a forward

@@ -4,6 +4,11 @@
 Grad-CAM beyond classification
 ==============================
 
+.. index::
+   ! segmentation
+   ! 分割
+   ! SegmentationTarget
+
 Grad-CAM explains one number per image: so far, a class score. Many models
 do not output class scores. A segmentation model outputs a score per class
 *and per pixel*; an embedding model outputs a vector, and the question is why
@@ -11,7 +16,8 @@ two images are close. Grad-CAM works for both once we say which single
 number to explain. This page builds that number for each case, with the
 library's target helpers, and checks what the maps show.
 
-**What you will learn**
+.. rubric:: What you will learn
+   :heading-level: 2
 
 - how to turn a segmentation output into one score per image: the scores of
   class *c* summed over a region;

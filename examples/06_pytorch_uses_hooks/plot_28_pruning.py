@@ -4,6 +4,11 @@
 Pruning is a forward pre-hook
 =============================
 
+.. index::
+   ! pruning
+   ! prune
+   ! 剪枝
+
 ``torch.nn.utils.prune`` sets a fraction of a layer's weights to zero and keeps
 them at zero during training. It does this with a hook you already know: a
 forward pre-hook that rebuilds the weight from the original values and a mask
@@ -12,7 +17,8 @@ attribute names that pruning leaves on a model, why a pruned weight can be out
 of date between two calls, and why PyTorch now also offers parametrizations,
 which do the same job without any hook.
 
-**What you will learn**
+.. rubric:: What you will learn
+   :heading-level: 2
 
 - which hook ``prune.l1_unstructured`` registers, and how to find it with
   :obj:`hooks_tutorial.count_hooks`;

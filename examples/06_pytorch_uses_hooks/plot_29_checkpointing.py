@@ -4,6 +4,12 @@
 Checkpointing and offloading: forward hooks that fire twice
 ===========================================================
 
+.. index::
+   ! checkpoint
+   ! activation checkpointing
+   ! 检查点
+   ! 激活检查点
+
 Activation checkpointing trades compute for memory: instead of keeping every
 intermediate activation until the backward pass, it keeps only the input of a
 block and runs the block's forward pass again when the backward pass needs
@@ -12,7 +18,8 @@ effects. This page counts those calls, measures the memory that
 checkpointing saves, and shows the saved-tensor hooks it is built on, which
 also let you offload saved tensors somewhere else.
 
-**What you will learn**
+.. rubric:: What you will learn
+   :heading-level: 2
 
 - how ``torch.utils.checkpoint.checkpoint`` re-runs a block's forward pass
   during the backward pass, and that forward hooks fire twice;

@@ -4,6 +4,13 @@
 Distributed data parallel: hooks on two processes
 =================================================
 
+.. index::
+   ! FSDP
+   ! DDP
+   ! DistributedDataParallel
+   ! register_comm_hook
+   ! 通信钩子
+
 When one machine is not enough, ``DistributedDataParallel`` (DDP) runs a copy
 of the model in every process, each on its own part of the batch, and
 averages the gradients between them after every backward pass. FSDP goes
@@ -13,7 +20,8 @@ rest on hooks: DDP lets you replace its gradient communication with a
 pre-hooks and forward hooks. This page starts two processes on this
 machine's CPU and prints what each of them saw.
 
-**What you will learn**
+.. rubric:: What you will learn
+   :heading-level: 2
 
 - how to start two processes that train together on one CPU (gloo backend),
   without leaving any process behind;

@@ -4,6 +4,12 @@
 State-dict hooks: load an old checkpoint into a renamed model
 =============================================================
 
+.. index::
+   ! state_dict
+   ! register_state_dict_pre_hook
+   ! load_state_dict
+   ! state-dict hooks
+
 A checkpoint is a dictionary from parameter names to tensors. Rename a layer
 in your code and every checkpoint saved before the rename stops loading.
 Hooks on ``state_dict()`` and ``load_state_dict()`` fix this at the door:
@@ -11,7 +17,8 @@ a load pre-hook rewrites the old names, and a state-dict post-hook stamps
 new checkpoints with a format version so that the two kinds can be told
 apart. Optimizers have the same four hooks, for their own state.
 
-**What you will learn**
+.. rubric:: What you will learn
+   :heading-level: 2
 
 - why ``load_state_dict`` rejects a checkpoint after a layer was renamed;
 - how ``register_load_state_dict_pre_hook`` renames keys before loading;

@@ -4,6 +4,12 @@
 Autograd graph hooks: hooks on the backward graph itself
 ========================================================
 
+.. index::
+   ! register_multi_grad_hook
+   ! grad_fn
+   ! autograd graph hooks
+   ! autograd Node
+
 Tensor hooks and module hooks are two doors into the backward pass. Behind
 them is the graph that autograd records during the forward pass: one *node*
 per operation, reachable from ``tensor.grad_fn``. Nodes take hooks too.
@@ -12,7 +18,8 @@ tensors are ready (``torch.utils.module_tracker.ModuleTracker`` puts one on
 a module's inputs to learn when the backward pass has left that module), and
 anomaly mode checks every node to find where a NaN was born.
 
-**What you will learn**
+.. rubric:: What you will learn
+   :heading-level: 2
 
 - how to walk the graph from ``grad_fn`` and hook a node with
   ``register_prehook`` and ``register_hook``;

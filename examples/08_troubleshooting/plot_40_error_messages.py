@@ -26,7 +26,8 @@ printed in full by code that triggers it on this page. Then comes the cause,
 and a fix that runs. The last sections are about hooks that fail *silently*:
 no error, just a hook that never fires or fires twice.
 
-**What you will learn**
+.. rubric:: What you will learn
+   :heading-level: 2
 
 - what each of these errors means, in terms of the autograd graph and the
   module calls that hooks attach to;
