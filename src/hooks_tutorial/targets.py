@@ -42,11 +42,15 @@ class SegmentationTarget:
     r"""A class's logits summed over a region: :math:`\sum_{(i, j) \in R} y^c_{ij}`.
 
     For a segmentation model, whose output holds one logit per class and
-    pixel, this explains "the pixels predicted as class :math:`c`": by
-    default the region :math:`R` is, for each image, the set of pixels whose
-    highest logit is that of class :math:`c` (taken from the output, without
-    gradient). Pass ``mask`` to explain another region instead, for example a
-    ground-truth mask.
+    pixel, this is the score to explain for a region: by default the region
+    :math:`R` is, for each image, the set of pixels whose highest logit is
+    that of class :math:`c` (taken from the output, without gradient). Pass
+    ``mask`` to explain another region instead, for example a ground-truth
+    mask. Whether the map depends on the region depends on the method and
+    the layer: where the model is linear after the target layer, Grad-CAM's
+    channel weights only scale with the region's size, so its map is the same
+    for every region, while HiResCAM's map follows the region (tutorial
+    page 27).
 
     Parameters
     ----------
