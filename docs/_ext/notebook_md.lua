@@ -85,6 +85,7 @@ function Span(el) return el.content end
 function Div(el)
   local kind = el.classes[1]
   if kind == "title" then return el end -- an admonition's title: read below
+  if kind == "index" then return {} end -- index entries are for the site's search only
   if kind == "dropdown" then
     local blocks = el.content
     local summary = "Details"

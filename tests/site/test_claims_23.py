@@ -75,7 +75,7 @@ def test_the_page_is_in_exactly_one_of_its_two_states(printed: str) -> None:
             assert "top-5" not in text
             assert "hooks left" not in text
             figures = re.findall(
-                r'<img src="[^"]*sphx_glr_plot_23_\w+?_(\d+)\.png"', html(PAGE, language)
+                r'<img src="[^"]*sphx_glr_plot_23_\w+?_(\d+)\.webp"', html(PAGE, language)
             )
             assert figures == ["001", "002"]  # the photos and the normalization only
         else:
