@@ -47,6 +47,7 @@ extensions = [
     "sphinx_sitemap",
     "sphinxext.opengraph",
     "notfound.extension",
+    "companions",  # docs/_ext/companions.py: helper scripts (_launch.py) in the pages' zips
     "bilingual",  # docs/_ext/bilingual.py: switcher, site URLs, zh search fix, zh downloads
     "notebooks",  # docs/_ext/notebooks.py: notebook prose as Markdown (pandoc)
 ]
