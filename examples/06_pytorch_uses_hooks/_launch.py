@@ -45,11 +45,12 @@ def run_ranks(
 ) -> tuple[list[dict[str, Any]], list[subprocess.Popen[str]]]:
     """Run ``worker`` on ``world_size`` ranks; return their reports and processes.
 
-    ``worker`` is a script next to this file. Raises ``RuntimeError`` with the
-    rank's error output if a rank fails, or if the ranks are still running
-    after ``timeout`` seconds. Either way no process is left running.
+    ``worker`` is a script next to this file (or a full path). Raises
+    ``RuntimeError`` with the rank's error output if a rank fails, or if the
+    ranks are still running after ``timeout`` seconds. Either way no process
+    is left running.
     """
-    script = Path(__file__).with_name(worker)
+    script = Path(__file__).parent / worker
     if not script.is_file():
         msg = f"{script} not found: download it and put it next to {Path(__file__).name}"
         raise FileNotFoundError(msg)

@@ -48,7 +48,7 @@ which starts the processes. Keep the three files in one folder.
 # printed, a JSON report; this page prints the reports in rank order, so the
 # output is the same on every run. A deadline bounds the run: a rank still
 # running after it, or after another rank failed, is killed, and
-# ``run_ranks`` raises an error with that rank's messages.
+# ``run_ranks`` raises an error (with the messages of the rank that failed).
 
 import torch
 from _launch import run_ranks
@@ -67,8 +67,8 @@ def show(section):
 
 # %%
 # Every rank runs the worker's ``main``: it joins the process group, runs the
-# sections below one after the other and tears the group down (see the last
-# section, *A clean exit*).
+# sections below one after the other and tears the group down (see *A clean
+# exit* below).
 #
 # .. literalinclude:: /../examples/06_pytorch_uses_hooks/_ddp_worker.py
 #    :pyobject: main
@@ -182,14 +182,15 @@ show("fsdp2_hooks")
 # ------------
 #
 # ``destroy_process_group()`` removes the process group from
-# ``torch.distributed``, but the group itself, with its gloo threads, lives as
-# long as an object still refers to it: a DDP model or an FSDP state caught in
-# a reference cycle, until the garbage collector frees it, or FSDP's
+# ``torch.distributed``, but the group, with its gloo threads, lives on as
+# long as some object still refers to it: a DDP model or an FSDP state caught
+# in a reference cycle (until the garbage collector frees it), or FSDP's
 # ``DeviceMesh``. In torch 2.14, DTensor's caches keep that mesh until the
 # process ends, which is why ``fsdp2_hooks`` ends with ``release_groups``. A
 # process that exits while the group's threads still run can crash as Python
-# shuts down, after it printed its report. So the worker collects the garbage
-# first, and checks with a weak reference that the group is gone:
+# shuts down, after it has printed its report. So the worker collects the
+# garbage before it destroys the group, and checks with a weak reference that
+# the group is gone:
 #
 # .. literalinclude:: /../examples/06_pytorch_uses_hooks/_ddp_worker.py
 #    :pyobject: release_groups
@@ -243,6 +244,7 @@ show("tear_down")
 #       # group in this process (for two ranks, change _ddp_worker.py)
 #       import math
 #
+#       import torch
 #       import torch.distributed as dist
 #       from _ddp_worker import all_gradients, describe, local_batch, make_model
 #       from _ddp_worker import release_groups, tear_down
