@@ -115,7 +115,8 @@ sphinx_gallery_conf = {
     "examples_dirs": ["../examples"],
     "gallery_dirs": ["auto_examples"],
     "filename_pattern": r"/plot_",
-    # helper modules next to the pages (e.g. _ddp_worker.py) are not pages
+    # helper modules next to the pages (e.g. _ddp_worker.py) are not pages;
+    # docs/_ext/companions.py puts them in the zips of the pages that use them
     "ignore_pattern": r"^_\w*\.py$",  # matched against the file name
     "within_subsection_order": "FileNameSortKey",
     "download_all_examples": True,

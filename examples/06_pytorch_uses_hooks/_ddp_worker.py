@@ -169,8 +169,9 @@ def release_groups(mesh):
     In torch 2.14, DTensor's caches keep every ``DeviceMesh`` alive until the
     process ends, and the mesh holds its process groups (in a registry that
     only ``torch.compile`` reads): ``destroy_process_group`` could not free them.
+    Older versions keep no group in the mesh: there is nothing to release.
     """
-    mesh._pg_registry.clear()
+    getattr(mesh, "_pg_registry", {}).clear()
 
 
 def tear_down():
