@@ -187,10 +187,12 @@ show("fsdp2_hooks")
 # in a reference cycle (until the garbage collector frees it), or FSDP's
 # ``DeviceMesh``. In torch 2.14, DTensor's caches keep that mesh until the
 # process ends, which is why ``fsdp2_hooks`` ends with ``release_groups``. A
-# process that exits while the group's threads still run can crash as Python
-# shuts down, after it has printed its report. So the worker collects the
-# garbage before it destroys the group, and checks with a weak reference that
-# the group is gone:
+# process that exits while the group's threads still run can abort after it
+# has printed its report: a gloo thread that frees a finished collective must
+# take Python's GIL, and a Python that is shutting down ends such a thread,
+# which kills the process ("terminate called without an active exception").
+# So the worker collects the garbage before it destroys the group, and checks
+# with a weak reference that the group is gone:
 #
 # .. literalinclude:: /../examples/06_pytorch_uses_hooks/_ddp_worker.py
 #    :pyobject: release_groups
