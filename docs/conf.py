@@ -49,6 +49,7 @@ extensions = [
     "sphinx_sitemap",
     "sphinxext.opengraph",
     "notfound.extension",
+    "companions",  # docs/_ext/companions.py: helper scripts (_launch.py) in the pages' zips
     "bilingual",  # docs/_ext/bilingual.py: switcher, site URLs, zh search fix, zh downloads
     "notebooks",  # docs/_ext/notebooks.py: notebook prose as Markdown (pandoc)
     "figures",  # docs/_ext/figures.py: WebP figures at the shown size; img width/height
@@ -118,7 +119,8 @@ sphinx_gallery_conf = {
     "examples_dirs": ["../examples"],
     "gallery_dirs": ["auto_examples"],
     "filename_pattern": r"/plot_",
-    # helper modules next to the pages (e.g. _ddp_worker.py) are not pages
+    # helper modules next to the pages (e.g. _ddp_worker.py) are not pages;
+    # docs/_ext/companions.py puts them in the zips of the pages that use them
     "ignore_pattern": r"^_\w*\.py$",  # matched against the file name
     "within_subsection_order": "FileNameSortKey",
     "download_all_examples": True,

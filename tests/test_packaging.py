@@ -31,13 +31,17 @@ def test_the_version_is_the_installed_metadata() -> None:
 
 
 def test_every_example_script_says_what_to_install() -> None:
-    """The downloaded .py is the example itself: its first lines name the install."""
+    """The downloaded .py is the example itself: its first lines name the install.
+
+    So do the helper scripts a page downloads with it (``_ddp_worker.py``).
+    """
     name, source = PYPROJECT["project"]["name"], PYPROJECT["project"]["urls"]["Source"]
     header = [
         f"# Needs the hooks_tutorial library: pip install {name}",
         f'# (or the development version: pip install "git+{source}")',
     ]
     scripts = sorted((ROOT / "examples").glob("*/plot_*.py"))
+    scripts += sorted((ROOT / "examples").glob("*/_*.py"))
     assert scripts
     for script in scripts:
         assert script.read_text(encoding="utf-8").splitlines()[:2] == header, script.name

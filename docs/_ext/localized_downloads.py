@@ -442,6 +442,15 @@ def _zip_dates(english: Path) -> dict[str, tuple[int, ...]]:
         return {info.filename: info.date_time for info in archive.infolist()}
 
 
+def _other_members(english: Path, names: set[str]) -> list[tuple[str, bytes]]:
+    """The members of a page's English zip other than ``names`` (helper scripts
+    that ``companions.py`` added): code, copied unchanged."""
+    if not english.is_file():
+        return []
+    with zipfile.ZipFile(english) as archive:
+        return [(n, archive.read(n)) for n in archive.namelist() if n not in names]
+
+
 def _untranslated(msgid: str) -> str | None:
     del msgid
     return None
@@ -519,6 +528,7 @@ def write_localized_downloads(app: Sphinx) -> None:
             members = [(script.name, result.wrapped.encode("utf-8"))]
             if script.with_suffix(".ipynb").is_file():
                 members.append((script.with_suffix(".ipynb").name, notebook))
+            members += _other_members(script.with_suffix(".zip"), {n for n, _ in members})
             dates = _zip_dates(script.with_suffix(".zip"))
             _write_if_changed(target.with_suffix(".zip"), _zip_bytes(members, dates))
             rel = script.relative_to(gallery_dir).as_posix()

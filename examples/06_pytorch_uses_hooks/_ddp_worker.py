@@ -1,15 +1,20 @@
+# Needs the hooks_tutorial library: pip install hooks-tutorial
+# (or the development version: pip install "git+https://github.com/hooks-tutorial/hooks-tutorial")
 """One rank of the two-process run of ``plot_30_distributed_data_parallel.py``.
 
-The page starts two copies of this script, ``python _ddp_worker.py RANK 2 PORT``,
-from its own folder. Each copy joins the process group, runs the sections
-below one after the other, and prints one JSON line: what this rank saw,
-section by section. Keep this file next to the page's script.
+The page starts one copy of this script per rank with ``run_ranks`` from
+``_launch.py``: ``python _ddp_worker.py RANK WORLD_SIZE PORT``. Each copy joins
+the process group, runs the sections below one after the other, tears the
+group down, and prints one JSON line: what this rank saw, section by section.
+Keep this file next to the page's script.
 """
 
 from __future__ import annotations
 
+import gc
 import json
 import sys
+import weakref
 from datetime import timedelta
 
 import torch
@@ -95,6 +100,7 @@ def builtin_comm_hook(rank, log):
 def logging_comm_hook(rank, log):
     model = make_model()
     ddp_model = DDP(model, bucket_cap_mb=0.0003)  # tiny buckets, to see several
+    log(f"bucket size limit: {ddp_model.bucket_bytes_cap} bytes")
     names = {param: name for name, param in model.named_parameters()}
 
     def log_buckets(state, bucket):
@@ -154,6 +160,26 @@ def fsdp2_hooks(rank, log):
     log(f"after backward: weight.grad is a {describe(layer.weight.grad)}")
     for hook in hooks:
         hook.remove()
+    release_groups(mesh)
+
+
+def release_groups(mesh):
+    """Drop the mesh's references to its process groups, before ``tear_down``.
+
+    In torch 2.14, DTensor's caches keep every ``DeviceMesh`` alive until the
+    process ends, and the mesh holds its process groups (in a registry that
+    only ``torch.compile`` reads): ``destroy_process_group`` could not free them.
+    Older versions keep no group in the mesh: there is nothing to release.
+    """
+    getattr(mesh, "_pg_registry", {}).clear()
+
+
+def tear_down():
+    """Destroy the process group; return True if it is gone, with its threads."""
+    group = weakref.ref(dist.group.WORLD)
+    gc.collect()  # DDP models and FSDP states caught in reference cycles hold it
+    dist.destroy_process_group()
+    return group() is None
 
 
 SECTIONS = [
@@ -181,7 +207,8 @@ def main():
             section(rank, report.setdefault(section.__name__, []).append)
         dist.barrier()  # no rank tears down while another still communicates
     finally:
-        dist.destroy_process_group()
+        freed = tear_down()
+    report["tear_down"] = [f"process group freed by destroy_process_group: {freed}"]
     print(json.dumps(report))
 
 

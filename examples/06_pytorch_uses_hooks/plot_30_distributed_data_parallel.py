@@ -24,7 +24,7 @@ machine's CPU and prints what each of them saw.
    :heading-level: 2
 
 - how to start two processes that train together on one CPU (gloo backend),
-  without leaving any process behind;
+  and how to end them cleanly;
 - that module hooks fire in every process, and that a tensor hook on a
   parameter sees the local gradient, before the gradients are averaged;
 - how ``register_comm_hook`` replaces DDP's all-reduce, with a built-in hook
@@ -38,10 +38,12 @@ and :doc:`/auto_examples/03_tensor_hooks/plot_11_parameter_hooks`.
 **Needs PyTorch 2.6 or later**: FSDP2's ``fully_shard`` became public in
 ``torch.distributed.fsdp`` in that release.
 
-**To run this page yourself**, put
-:download:`_ddp_worker.py </../examples/06_pytorch_uses_hooks/_ddp_worker.py>`
-in the same folder as this script and start the script from that folder:
-the code that each process runs lives in that file.
+**To run this page yourself**, download its zip (at the end of the page): it
+holds this script and the two files it needs,
+:download:`_ddp_worker.py </../examples/06_pytorch_uses_hooks/_ddp_worker.py>`,
+the code that each process runs, and
+:download:`_launch.py </../examples/06_pytorch_uses_hooks/_launch.py>`,
+which starts the processes. Keep the three files in one folder.
 """
 
 # %%
@@ -49,104 +51,18 @@ the code that each process runs lives in that file.
 # ----------------------------
 #
 # Each process (a *rank*) runs ``_ddp_worker.py`` with its rank, the number of
-# ranks and a TCP port on ``127.0.0.1`` where they meet. The port is a free
-# one, chosen at run time. The ranks print what they saw as one JSON line;
-# this page collects both and prints them in rank order, so the output is the
-# same on every run. A deadline guarantees that the page never hangs: any
-# rank still running after it is killed, and the page fails with a clear
-# error. A rank that dies from a signal (a crash inside C++ code, for
-# example) is different: like ``torchrun --max-restarts=1``, the page then
-# starts all ranks once more, and says so.
-
-import json
-import socket
-import subprocess
-import sys
-import tempfile
-import time
-from contextlib import ExitStack
-from pathlib import Path
+# ranks and a free TCP port on ``127.0.0.1`` where the ranks meet.
+# ``run_ranks`` from ``_launch.py`` starts them and returns what each one
+# printed, a JSON report; this page prints the reports in rank order, so the
+# output is the same on every run. A deadline bounds the run: a rank still
+# running after it, or after another rank failed, is killed, and
+# ``run_ranks`` raises an error (with the messages of the rank that failed).
 
 import torch
+from _launch import run_ranks
 
 print("torch", torch.__version__)
-WORKER = Path("_ddp_worker.py")
-WORLD_SIZE = 2
-TIMEOUT = 240  # seconds, generous for a busy machine
-
-
-def free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))  # port 0: the system picks a free one
-        return probe.getsockname()[1]
-
-
-def start_ranks(port, logs):
-    return [
-        subprocess.Popen(
-            [sys.executable, str(WORKER), str(rank), str(WORLD_SIZE), str(port)],
-            stdout=logs[rank][0],
-            stderr=logs[rank][1],
-            text=True,
-        )
-        for rank in range(WORLD_SIZE)
-    ]
-
-
-def wait_or_stop(ranks):
-    """Wait until all ranks exit, one fails, or the deadline; then kill the rest."""
-    deadline = time.monotonic() + TIMEOUT
-    try:
-        while any(rank.poll() is None for rank in ranks) and time.monotonic() < deadline:
-            if any(rank.poll() not in (None, 0) for rank in ranks):
-                break  # one rank failed: the other would wait for it
-            time.sleep(0.1)
-    finally:
-        stopped = [rank.poll() is None for rank in ranks]
-        for rank in ranks:
-            if rank.poll() is None:
-                rank.kill()  # no process left behind
-            rank.wait()
-    return stopped
-
-
-def run_once():
-    with ExitStack() as files:
-        logs = [
-            [files.enter_context(tempfile.TemporaryFile(mode="w+")) for _ in ("out", "err")]
-            for _ in range(WORLD_SIZE)
-        ]
-        ranks = start_ranks(free_port(), logs)
-        stopped = wait_or_stop(ranks)
-        for log in (log for pair in logs for log in pair):
-            log.seek(0)
-        texts = [[log.read() for log in pair] for pair in logs]
-    return ranks, stopped, texts
-
-
-def run_ranks(restarts=1):
-    if not WORKER.is_file():
-        msg = f"{WORKER} not found in {Path.cwd()}: put it next to this script and run from there"
-        raise FileNotFoundError(msg)
-    ranks, stopped, texts = run_once()
-    for _ in range(restarts):
-        # a negative exit code: the rank died from a signal (a crash, not an exception)
-        killed = [r for r, p in enumerate(ranks) if p.returncode < 0 and not stopped[r]]
-        if not killed:
-            break
-        print(f"rank {killed[0]} died from signal {-ranks[killed[0]].returncode}: starting again")
-        ranks, stopped, texts = run_once()
-    for rank, process in enumerate(ranks):
-        if process.returncode != 0 and not stopped[rank]:
-            msg = f"rank {rank} failed with exit code {process.returncode}:\n{texts[rank][1]}"
-            raise RuntimeError(msg[-3000:])
-    if any(stopped):
-        msg = f"the ranks did not finish within {TIMEOUT} s and were stopped (is the machine busy?)"
-        raise RuntimeError(msg)
-    return [json.loads(out) for out, _ in texts], ranks
-
-
-reports, processes = run_ranks()
+reports, processes = run_ranks("_ddp_worker.py", world_size=2)
 print("ranks that reported:", len(reports))
 print("processes still running:", sum(process.poll() is None for process in processes))
 
@@ -158,6 +74,13 @@ def show(section):
 
 
 # %%
+# Every rank runs the worker's ``main``: it joins the process group, runs the
+# sections below one after the other and tears the group down (see *A clean
+# exit* below).
+#
+# .. literalinclude:: /../examples/06_pytorch_uses_hooks/_ddp_worker.py
+#    :pyobject: main
+#
 # Module hooks fire on every rank
 # -------------------------------
 #
@@ -196,8 +119,8 @@ show("local_gradient_before_all_reduce")
 # Communication hooks replace the all-reduce
 # ------------------------------------------
 #
-# DDP groups gradients into *buckets* and, when a bucket is full, averages it
-# across ranks with an all-reduce. ``ddp_model.register_comm_hook(state,
+# DDP groups gradients into *buckets* and, as soon as every gradient of a
+# bucket is ready, averages the bucket across ranks with an all-reduce. ``ddp_model.register_comm_hook(state,
 # hook)`` replaces that step: ``hook(state, bucket)`` receives the bucket and
 # returns a ``Future`` of the averaged tensor. PyTorch ships a few, such as
 # ``fp16_compress_hook``, which halves the traffic by sending float16.
@@ -215,9 +138,10 @@ show("builtin_comm_hook")
 # ---------------------------
 #
 # A communication hook is a plain function. This one logs each bucket (its
-# index, its size and its parameters) and then does what the default does:
-# divide by the number of ranks and all-reduce. The tiny ``bucket_cap_mb``
-# makes DDP use several buckets even for this small model.
+# index, its size and its parameters) and then averages it as DDP does by
+# default: divide by the number of ranks, then all-reduce (a sum over the
+# ranks). The tiny ``bucket_cap_mb`` makes DDP use several buckets even for
+# this small model.
 #
 # .. literalinclude:: /../examples/06_pytorch_uses_hooks/_ddp_worker.py
 #    :pyobject: logging_comm_hook
@@ -225,12 +149,16 @@ show("builtin_comm_hook")
 show("logging_comm_hook")
 
 # %%
-# In the first step DDP used one bucket for all 212 values. It does not know
-# yet in which order the gradients become ready, so it starts with one
-# initial layout; during that step it records the order, and from the second
-# step on it uses buckets in that order (last layer first), capped at the
-# size we asked for: two buckets, of 84 and 128 values. Every rank logged the
-# same buckets, and the gradients agree.
+# In the first step DDP used one bucket for all 212 values. That is how this
+# torch (2.14, printed at the top) lays out the first step when
+# ``find_unused_parameters`` keeps its default, ``False``: DDP does not know
+# yet in which order the gradients become ready, so it gives the first
+# layout no size limit at all (``sys.maxsize``). During that step it records
+# the order, and from the second step on it uses buckets in that order (last
+# layer first), each closed as soon as it holds 314 bytes or more (our
+# ``bucket_cap_mb=0.0003``): two buckets, of 84 and 128 values, that is 336
+# and 512 bytes. Every rank logged the same buckets, and the gradients agree.
+# Other settings lay out the first step differently (exercise 4).
 #
 # FSDP2: parameters gathered in a pre-hook, freed in a hook
 # ---------------------------------------------------------
@@ -253,8 +181,38 @@ show("fsdp2_hooks")
 # (16, 8); before and after, each rank holds only its (8, 8) half. After
 # the backward pass, the gradient is sharded the same way: each rank keeps
 # the (8, 8) half that belongs to its shard. FSDP2 drives its backward work
-# from autograd hooks on tensors, not from module backward hooks: the
-# backward columns above are 0.
+# from autograd itself, not from module backward hooks (the backward columns
+# above are 0): a tensor hook on each module's output gathers the parameters
+# again before their gradients are computed, and a custom autograd function
+# on the module's input reduce-scatters the gradients once they are.
+#
+# A clean exit
+# ------------
+#
+# ``destroy_process_group()`` removes the process group from
+# ``torch.distributed``, but the group, with its gloo threads, lives on as
+# long as some object still refers to it: a DDP model or an FSDP state caught
+# in a reference cycle (until the garbage collector frees it), or FSDP's
+# ``DeviceMesh``. In torch 2.14, DTensor's caches keep that mesh until the
+# process ends, which is why ``fsdp2_hooks`` ends with ``release_groups``. A
+# process that exits while the group's threads still run can abort after it
+# has printed its report: a gloo thread that frees a finished collective must
+# take Python's GIL, and a Python that is shutting down ends such a thread,
+# which kills the process ("terminate called without an active exception").
+# So the worker collects the garbage before it destroys the group, and checks
+# with a weak reference that the group is gone:
+#
+# .. literalinclude:: /../examples/06_pytorch_uses_hooks/_ddp_worker.py
+#    :pyobject: release_groups
+#
+# .. literalinclude:: /../examples/06_pytorch_uses_hooks/_ddp_worker.py
+#    :pyobject: tear_down
+
+show("tear_down")
+
+# %%
+# Both ranks freed the group before they exited: no thread of it was left to
+# run while Python shut down.
 #
 # Summary
 # -------
@@ -262,12 +220,14 @@ show("fsdp2_hooks")
 # - Distributed training on one CPU: start one process per rank, meet on a
 #   free ``127.0.0.1`` port with the gloo backend, and always stop the
 #   processes (a deadline and ``kill``).
+# - End each rank cleanly: drop what holds the process group (collect the
+#   garbage, release FSDP's mesh), then ``destroy_process_group()``.
 # - Module hooks and tensor hooks fire on every rank; a tensor hook on a
 #   parameter sees the local gradient, before DDP averages it.
 # - ``register_comm_hook`` replaces DDP's all-reduce of each bucket: with a
 #   built-in hook (``fp16_compress_hook``) or with your own function.
-# - DDP rebuilds its buckets after the first step, in the order the
-#   gradients become ready.
+# - With ``find_unused_parameters=False``, DDP rebuilds its buckets after the
+#   first step that communicates, in the order the gradients became ready.
 # - FSDP2 gathers a module's parameters in a forward pre-hook and frees them
 #   in a forward hook; outside these two hooks each rank holds only its
 #   shard.
@@ -276,27 +236,116 @@ show("fsdp2_hooks")
 # ---------
 #
 # 1. In ``logging_comm_hook``, run the backward pass of step 0 inside
-#    ``with ddp_model.no_sync():``. How many buckets are logged in that step?
+#    ``with ddp_model.no_sync():`` and take three steps. Which buckets does
+#    each step log?
 # 2. Use ``default_hooks.bf16_compress_hook`` instead of
 #    ``fp16_compress_hook``. Is the change of the averaged gradient larger or
 #    smaller?
 # 3. Call ``fully_shard(model[0], mesh=mesh, reshard_after_forward=False)``
 #    in ``fsdp2_hooks``. What does the line "after FSDP's hook" show now?
+# 4. In ``logging_comm_hook``, pass ``find_unused_parameters=True`` to
+#    ``DDP``. Which buckets do the steps log now?
 #
 # .. dropdown:: Solutions
 #
 #    .. code-block:: python
 #
-#       # 1. none: under no_sync() DDP skips the communication (and the hook);
-#       #    the gradients stay local and are averaged at the next synced step
-#       with ddp_model.no_sync():
-#           ddp_model(local_batch(rank)).sum().backward()
+#       # One rank is enough for these answers: they run on a one-rank gloo
+#       # group in this process (for two ranks, change _ddp_worker.py)
+#       import math
 #
-#       # 2. larger: bfloat16 keeps float32's range but only 8 bits of
-#       #    precision, against 11 for float16
-#       ddp_model.register_comm_hook(state=None, hook=default_hooks.bf16_compress_hook)
+#       import torch
+#       import torch.distributed as dist
+#       from _ddp_worker import all_gradients, describe, local_batch, make_model
+#       from _ddp_worker import release_groups, tear_down
+#       from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+#       from torch.distributed.device_mesh import init_device_mesh
+#       from torch.distributed.fsdp import fully_shard
+#       from torch.nn.parallel import DistributedDataParallel as DDP
 #
-#       # 3. a full Parameter of shape (16, 8): the weight stays gathered after
-#       #    forward, so backward need not gather it again (more memory, less
-#       #    communication)
-#       fully_shard(model[0], mesh=mesh, reshard_after_forward=False)
+#       dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+#
+#
+#       def bucket_sizes(no_sync_in_step_0=False, **ddp_options):
+#           """The sizes of the buckets DDP communicates in steps 0, 1 and 2."""
+#           ddp_model = DDP(make_model(), bucket_cap_mb=0.0003, **ddp_options)
+#           steps = []
+#
+#           def log_size(state, bucket):
+#               steps[-1].append(bucket.buffer().numel())
+#               future = dist.all_reduce(bucket.buffer(), async_op=True).get_future()
+#               return future.then(lambda fut: fut.value()[0])
+#
+#           ddp_model.register_comm_hook(state=None, hook=log_size)
+#           for step in range(3):
+#               steps.append([])
+#               ddp_model.zero_grad()
+#               if no_sync_in_step_0 and step == 0:
+#                   with ddp_model.no_sync():
+#                       ddp_model(local_batch(0)).sum().backward()
+#               else:
+#                   ddp_model(local_batch(0)).sum().backward()
+#           return ", ".join(f"step {step}: {sizes}" for step, sizes in enumerate(steps))
+#
+#
+#       # 1. no bucket in step 0; the rebuilt buckets only from step 2
+#       print("no_sync() in step 0 ->", bucket_sizes(no_sync_in_step_0=True))
+#
+#
+#       # 2. bfloat16 changes the gradients more than float16
+#       def largest_change(hook):
+#           exact, compressed = make_model(), make_model()
+#           DDP(exact)(local_batch(0)).sum().backward()
+#           ddp_model = DDP(compressed)
+#           ddp_model.register_comm_hook(state=None, hook=hook)
+#           ddp_model(local_batch(0)).sum().backward()
+#           return (all_gradients(compressed) - all_gradients(exact)).abs().max().item()
+#
+#
+#       fp16 = largest_change(default_hooks.fp16_compress_hook)
+#       bf16 = largest_change(default_hooks.bf16_compress_hook)
+#       print(f"largest change: float16 {fp16:.1e}, bfloat16 {bf16:.1e} ({bf16 / fp16:.0f} times)")
+#       bits = {t: 1 - round(math.log2(torch.finfo(t).eps)) for t in (torch.float16, torch.bfloat16)}
+#       print(f"significant bits: float16 {bits[torch.float16]}, bfloat16 {bits[torch.bfloat16]}")
+#
+#
+#       # 3. the full weight stays gathered after forward, for the backward pass
+#       def weight_after_fsdp_hook(reshard_after_forward):
+#           mesh = init_device_mesh("cpu", (1,))
+#           model, seen = make_model(), []
+#           fully_shard(model[0], mesh=mesh, reshard_after_forward=reshard_after_forward)
+#           fully_shard(model, mesh=mesh)
+#           with model[0].register_forward_hook(lambda m, a, out: seen.append(describe(m.weight))):
+#               model(local_batch(0)).sum().backward()
+#           release_groups(mesh)
+#           return seen[0]
+#
+#
+#       for reshard in (True, False):
+#           print(f"reshard_after_forward={reshard} -> {weight_after_fsdp_hook(reshard)}")
+#
+#       # 4. three buckets from step 0 on, never rebuilt
+#       print("find_unused_parameters=True ->", bucket_sizes(find_unused_parameters=True))
+#       print("process group freed:", tear_down())
+#
+#    **Answers**
+#
+#    1. No bucket in step 0: under ``no_sync()`` DDP neither communicates nor
+#       calls the hook, and each rank keeps its local gradient (without the
+#       ``zero_grad()`` of the next step, the next synced backward pass would
+#       add to it and average the sum). Step 1 logs the single bucket of 212
+#       values, and only step 2 the rebuilt ones, of 84 and 128: DDP records
+#       the order in which the gradients become ready only in a step that
+#       communicates.
+#    2. Larger: the largest change is 6.5e-03 with bfloat16 against 6.4e-04
+#       with float16, 10 times as much. bfloat16 keeps the range of float32
+#       but only 8 significant bits, against 11 for float16.
+#    3. A full ``Parameter`` of shape (16, 8) instead of a ``DTensor`` shard:
+#       with ``reshard_after_forward=False`` FSDP keeps the gathered weight
+#       after the forward pass, so that the backward pass need not gather it
+#       again (more memory, less communication).
+#    4. Three buckets, of 4, 80 and 128 values, in step 0 and in every step
+#       after it: with ``find_unused_parameters=True`` this torch caps the
+#       buckets from the first step on (cut along ``model.parameters()``, then
+#       used last bucket first) and never rebuilds them, because the set of
+#       gradients that become ready may change from one step to the next.

@@ -15,6 +15,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parents[2] / "docs" / "_ext"))
 
+import companions
 import localized_downloads as ld
 import notebooks
 
@@ -217,3 +218,40 @@ def test_the_example_zip_gets_the_fixed_notebook(tmp_path: Path) -> None:
     before = archive.stat().st_mtime_ns
     notebooks.update_zip(archive, "plot_x.ipynb", b"## Section")  # nothing to change
     assert archive.stat().st_mtime_ns == before
+
+
+def test_a_page_companions_are_the_helpers_it_names(tmp_path: Path) -> None:
+    page = tmp_path / "plot_01_page.py"
+    page.write_text('from _launch import run_ranks\nrun_ranks("_worker.py")\n')
+    for name in ("_launch.py", "_worker.py", "_unused.py", "_launch_old.py"):
+        (tmp_path / name).write_text("x = 1\n")
+    assert [p.name for p in companions.companions(page)] == ["_launch.py", "_worker.py"]
+
+
+def test_helpers_join_a_zip_once_with_the_pages_date(tmp_path: Path) -> None:
+    archive = tmp_path / "page.zip"
+    with zipfile.ZipFile(archive, "w") as zipped:
+        zipped.writestr(zipfile.ZipInfo("page.py", (2026, 11, 30, 12, 34, 56)), b"page")
+        zipped.writestr(zipfile.ZipInfo("page.ipynb", (2026, 11, 30, 12, 34, 58)), b"{}")
+    assert companions.add_to_zip(archive, {"_worker.py": b"work"}, next_to="page.py")
+    with zipfile.ZipFile(archive) as zipped:
+        assert zipped.namelist() == ["page.py", "page.ipynb", "_worker.py"]
+        assert zipped.read("page.py") == b"page"
+        assert zipped.read("_worker.py") == b"work"
+        assert zipped.getinfo("_worker.py").date_time == (2026, 11, 30, 12, 34, 56)
+    before = archive.read_bytes()
+    assert not companions.add_to_zip(archive, {"_worker.py": b"work"}, next_to="page.py")
+    assert archive.read_bytes() == before
+    assert companions.add_to_zip(archive, {"_worker.py": b"new"}, next_to="page.py")
+    with zipfile.ZipFile(archive) as zipped:
+        assert zipped.namelist() == ["page.py", "page.ipynb", "_worker.py"]
+        assert zipped.read("_worker.py") == b"new"
+
+
+def test_translated_page_zips_keep_the_helpers(tmp_path: Path) -> None:
+    english = tmp_path / "page.zip"
+    with zipfile.ZipFile(english, "w") as zipped:
+        for name in ("page.py", "page.ipynb", "_worker.py"):
+            zipped.writestr(name, name.encode())
+    assert ld._other_members(english, {"page.py", "page.ipynb"}) == [("_worker.py", b"_worker.py")]
+    assert ld._other_members(tmp_path / "missing.zip", set()) == []

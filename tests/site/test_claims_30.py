@@ -1,28 +1,39 @@
 """Claims of page 30 (distributed data parallel), checked against its outputs.
 
-The exercise answers are checked in this process with a one-rank gloo group:
-what they state (no bucket under ``no_sync``, bf16 rounds more than fp16,
-``reshard_after_forward=False`` keeps the full weight) does not depend on the
-number of ranks.
+The page's two ranks print what they saw; the claims about that are checked on
+the built page. Claims about torch's machinery (the first bucket layout, how
+FSDP2 drives its backward work, what keeps a process group alive) and the
+exercise answers are checked in this process on a one-rank gloo group, as the
+page's solutions run: none of them depends on the number of ranks.
 """
 
 from __future__ import annotations
 
+import contextlib
+import gc
+import io
 import re
+import sys
+import warnings
+import weakref
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import torch
 import torch.distributed as dist
-from sitecheck import number, outputs, quoted_in_both_languages
-from torch import nn
-from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+from sitecheck import EXAMPLES, html, number, outputs, quoted_in_both_languages
+from test_claims_10 import _solutions_code
 from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.fsdp import fully_shard
-from torch.distributed.tensor import DTensor
 from torch.nn.parallel import DistributedDataParallel
 
 PAGE = "30"
+FOLDER = EXAMPLES / "06_pytorch_uses_hooks"
+sys.path.insert(0, str(FOLDER))  # the page's helpers, as the page imports them
+
+import _ddp_worker as worker
+from _launch import run_ranks
 
 
 def _lines(rank: int) -> list[str]:
@@ -42,6 +53,11 @@ def test_both_ranks_reported() -> None:
     assert number(r"ranks that reported: (\d+)", printed) == 2
     assert _lines(0)
     assert len(_lines(0)) == len(_lines(1))
+
+
+def test_no_process_left_behind() -> None:
+    # "a rank still running after it ... is killed"; summary "always stop the processes"
+    assert number(r"processes still running: (\d+)", outputs(PAGE)) == 0
 
 
 def test_module_hooks_fire_on_every_rank() -> None:
@@ -83,24 +99,50 @@ def test_builtin_comm_hook() -> None:
 
 
 def test_logging_comm_hook_buckets() -> None:
-    sections = [_section(rank, "step 0:", "gradients equal on all ranks:") for rank in (0, 1)]
+    sections = [
+        _section(rank, "bucket size limit", "gradients equal on all ranks:") for rank in (0, 1)
+    ]
     # "Every rank logged the same buckets, and the gradients agree."
     assert sections[0] == sections[1]
     assert sections[0][-1] == "gradients equal on all ranks: True"
     text = "\n".join(sections[0])
+    limit = number(r"bucket size limit: (\d+) bytes", text)
+    assert limit == int(0.0003 * 1024 * 1024) == 314  # "314 bytes ... bucket_cap_mb=0.0003"
     step0, step1 = text.split("step 1:")
     buckets0 = re.findall(r"bucket (\d+): (\d+) values \(([^)]*)\)", step0)
     buckets1 = re.findall(r"bucket (\d+): (\d+) values \(([^)]*)\)", step1)
-    n_params = 8 * 16 + 16 + 16 * 4 + 4
     # "In the first step DDP used one bucket for all 212 values."
-    assert n_params == 212
+    assert 8 * 16 + 16 + 16 * 4 + 4 == 212
     assert [(i, int(n)) for i, n, _ in buckets0] == [("0", 212)]
     assert len(buckets0[0][2].split(", ")) == 4
-    # "two buckets, of 84 and 128 values" in gradient-ready order (last layer first)
+    # "two buckets, of 84 and 128 values, that is 336 and 512 bytes", in gradient-ready
+    # order (last layer first), "each closed as soon as it holds 314 bytes or more"
     assert [int(n) for _, n, _ in buckets1] == [84, 128]
-    assert buckets1[0][2].startswith("2.")
+    assert buckets1[0][2] == "2.bias, 2.weight, 0.bias"
     assert buckets1[1][2] == "0.weight"
-    quoted_in_both_languages(PAGE, "212", "84", "128")
+    assert (84 * 4, 128 * 4) == (336, 512)
+    assert 84 * 4 >= limit > (84 - 16) * 4  # the bucket closed with its last tensor, 0.bias
+    quoted_in_both_languages(PAGE, "212", "84", "128", "314", "336", "512", "0.0003")
+
+
+def test_the_first_bucket_layout_is_this_torchs() -> None:
+    # "how this torch (2.14, printed at the top) lays out the first step when
+    # find_unused_parameters keeps its default, False: ... no size limit (sys.maxsize)"
+    printed = re.search(r"^torch (\d+\.\d+)\.", outputs(PAGE), flags=re.MULTILINE)
+    assert printed is not None
+    assert printed[1] == ".".join(torch.__version__.split(".")[:2])
+    quoted_in_both_languages(PAGE, printed[1], "sys.maxsize")
+
+    def first_limits(find_unused_parameters: bool) -> list[int]:
+        ddp_model = DistributedDataParallel(worker.make_model(), bucket_cap_mb=0.0003)
+        limits, _ = ddp_model._bucket_config.compute_bucket_size_limits(
+            static_graph=False, find_unused_parameters=find_unused_parameters
+        )
+        return limits
+
+    with one_rank_group():
+        assert first_limits(find_unused_parameters=False) == [sys.maxsize]
+        assert first_limits(find_unused_parameters=True) == [314]
 
 
 def test_fsdp2_hooks() -> None:
@@ -134,78 +176,210 @@ def test_fsdp2_hooks() -> None:
     quoted_in_both_languages(PAGE, "(16, 8)", "(8, 8)")
 
 
-# -- exercise answers, on a one-rank group in this process -----------------------------
+def _graph(root: torch.autograd.graph.Node) -> list[torch.autograd.graph.Node]:
+    seen, todo = [], [root]
+    while todo:
+        node = todo.pop()
+        if node is not None and node not in seen:
+            seen.append(node)
+            todo += [next_node for next_node, _ in node.next_functions]
+    return seen
 
 
-@pytest.fixture
-def one_rank() -> Iterator[None]:
+def test_fsdp2_drives_its_backward_work_from_autograd() -> None:
+    # "a tensor hook on each module's output gathers the parameters again ..., and a
+    # custom autograd function on the module's input reduce-scatters the gradients"
+
+    def layer_output_and_its_graph() -> tuple[list[str], list[str]]:
+        mesh = init_device_mesh("cpu", (1,))
+        model = worker.make_model()
+        fully_shard(model[2], mesh=mesh)
+        fully_shard(model, mesh=mesh)
+        outputs: list[torch.Tensor] = []
+        with model[2].register_forward_hook(lambda m, args, out: outputs.append(out)):
+            loss = model(worker.local_batch(0)).sum()
+        hooks = [hook.__qualname__ for hook in outputs[0]._backward_hooks.values()]
+        nodes = [type(node).__name__ for node in _graph(outputs[0].grad_fn)]
+        loss.backward()
+        worker.release_groups(mesh)
+        return hooks, nodes
+
+    with one_rank_group():
+        hooks, nodes = layer_output_and_its_graph()
+    assert set(hooks) == {"FSDPState._pre_backward"}  # model[2] and the root share it
+    assert "RegisterPostBackwardFunctionBackward" in nodes
+
+
+# -- a clean exit ----------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def one_rank_group() -> Iterator[None]:
+    """A one-rank gloo group in this process, destroyed (and freed) at the end."""
     dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
     try:
         yield
     finally:
-        dist.destroy_process_group()
+        assert worker.tear_down(), "the test left the process group alive"
 
 
-def _model() -> nn.Sequential:
-    torch.manual_seed(0)
-    return nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4))
+def test_both_ranks_freed_their_group() -> None:
+    # "Both ranks freed the group before they exited"
+    for rank in (0, 1):
+        assert "process group freed by destroy_process_group: True" in _lines(rank)
 
 
-@pytest.mark.usefixtures("one_rank")
-def test_exercise_answers() -> None:
-    batch = torch.randn(4, 8)
-    # 1. "none: under no_sync() DDP skips the communication (and the hook)"
-    ddp_model = DistributedDataParallel(_model())
-    buckets: list[int] = []
+def test_destroy_process_group_frees_only_an_unreferenced_group() -> None:
+    # "the group itself ... lives as long as an object still refers to it: a DDP model ..."
+    dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+    group = weakref.ref(dist.group.WORLD)
+    ddp_model = DistributedDataParallel(worker.make_model())
+    dist.destroy_process_group()
+    gc.collect()
+    assert group() is not None
+    del ddp_model
+    gc.collect()
+    assert group() is None
 
-    # no annotations: DDP checks them, and postponed ones are strings
-    def log_buckets(state, bucket):  # type: ignore[no-untyped-def]
-        buckets.append(bucket.buffer().numel())
-        future = dist.all_reduce(bucket.buffer(), async_op=True).get_future()
-        return future.then(lambda fut: fut.value()[0])
 
-    ddp_model.register_comm_hook(state=None, hook=log_buckets)
-    with ddp_model.no_sync():
-        ddp_model(batch).sum().backward()
-    assert buckets == []
-    ddp_model(batch).sum().backward()
-    assert buckets == [212]  # and the next synced step calls it again
+def test_dtensor_caches_keep_fsdps_mesh_and_its_group() -> None:
+    # "In torch 2.14, DTensor's caches keep that mesh until the process ends, which is
+    # why fsdp2_hooks ends with release_groups"
+    dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+    group = weakref.ref(dist.group.WORLD)
+    # a mesh no other test made: the caches compare meshes by layout and names, and an
+    # equal mesh would find the first one's entries instead of adding its own
+    mesh = init_device_mesh("cpu", (1,), mesh_dim_names=("kept_by_dtensor_caches",))
+    kept = weakref.ref(mesh)
+    model = worker.make_model()
+    fully_shard(model[0], mesh=mesh)
+    fully_shard(model, mesh=mesh)
+    model(worker.local_batch(0)).sum().backward()
+    del model, mesh
+    gc.collect()
+    dist.destroy_process_group()
+    gc.collect()
+    leaked = kept()
+    assert leaked is not None, "torch no longer keeps the mesh: update the page"
+    assert group() is not None
+    assert _gloo_threads() > 0  # "the group, with its gloo threads, lives on"
+    worker.release_groups(leaked)
+    del leaked
+    gc.collect()
+    assert group() is None
+    assert _gloo_threads() == 0  # "no thread of it was left to run"
+    quoted_in_both_languages(PAGE, "2.14")
 
-    # 2. "larger: bfloat16 ... only 8 bits of precision, against 11 for float16"
-    gradients = {}
-    for name, hook in [
-        ("exact", None),
-        ("fp16", default_hooks.fp16_compress_hook),
-        ("bf16", default_hooks.bf16_compress_hook),
-    ]:
-        model = _model()
-        wrapped = DistributedDataParallel(model)
-        if hook is not None:
-            wrapped.register_comm_hook(state=None, hook=hook)
-        wrapped(batch).sum().backward()
-        gradients[name] = torch.cat([p.grad.flatten() for p in model.parameters()])  # type: ignore[union-attr]
-    fp16 = (gradients["fp16"] - gradients["exact"]).abs().max()
-    bf16 = (gradients["bf16"] - gradients["exact"]).abs().max()
+
+def _gloo_threads() -> int:
+    """The gloo threads (workers and transport loop) of this process, on Linux."""
+    tasks = Path("/proc/self/task")
+    assert tasks.is_dir(), "this check reads thread names from /proc (Linux)"
+    names = [(task / "comm").read_text().strip() for task in tasks.iterdir()]
+    return sum(name.startswith(("pt_gloo", "gloo_")) for name in names)
+
+
+def test_release_groups_is_in_fsdp2_hooks() -> None:
+    # "fsdp2_hooks ends with release_groups"
+    source = (FOLDER / "_ddp_worker.py").read_text(encoding="utf-8")
+    body = source.split("def fsdp2_hooks", 1)[1].split("\ndef ", 1)[0]
+    assert body.rstrip().endswith("release_groups(mesh)")
+
+
+# -- the launcher ----------------------------------------------------------------------
+
+
+def test_run_ranks_returns_reports_in_rank_order(tmp_path: Path) -> None:
+    script = tmp_path / "report.py"
+    script.write_text("import json, sys\nprint(json.dumps({'rank': int(sys.argv[1])}))\n")
+    reports, processes = run_ranks(str(script), world_size=3)
+    assert reports == [{"rank": 0}, {"rank": 1}, {"rank": 2}]
+    assert [p.poll() for p in processes] == [0, 0, 0]
+
+
+def test_run_ranks_stops_the_others_when_a_rank_fails(tmp_path: Path) -> None:
+    # "a rank still running ... after another rank failed, is killed, and run_ranks
+    # raises an error with that rank's messages"
+    script = tmp_path / "fail.py"
+    script.write_text(
+        "import sys, time\nif sys.argv[1] == '1':\n    sys.exit('rank 1 breaks')\ntime.sleep(60)\n"
+    )
+    with pytest.raises(RuntimeError, match=r"rank 1 failed with exit code 1:\nrank 1 breaks"):
+        run_ranks(str(script), timeout=60)
+
+
+def test_run_ranks_kills_the_ranks_at_the_deadline(tmp_path: Path) -> None:
+    script = tmp_path / "hang.py"
+    script.write_text("import time\ntime.sleep(60)\n")
+    with pytest.raises(RuntimeError, match="did not finish within 1 s and were stopped"):
+        run_ranks(str(script), timeout=1)
+
+
+def test_run_ranks_names_a_missing_worker() -> None:
+    with pytest.raises(FileNotFoundError, match=r"put it next to _launch\.py"):
+        run_ranks("_missing_worker.py")
+
+
+# -- exercise answers ------------------------------------------------------------------
+
+NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:e[-+]\d+)?(?![\w])")
+
+
+def _answers(language: str) -> list[str]:
+    """The items of the **Answers** list, without inline code."""
+    page = html(PAGE, language)
+    dropdown = page.split('class="sd-sphinx-override sd-dropdown', 1)[1]
+    after_code = dropdown.split("</pre></div>", 1)[1]
+    items = re.findall(r"<li>(.*?)</li>", after_code.split("</ol>", 1)[0], flags=re.DOTALL)
+    texts = []
+    for item in items:
+        prose = re.sub(r"<code.*?</code>", " ", item, flags=re.DOTALL)
+        texts.append(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", prose)).strip())
+    return texts
+
+
+@pytest.fixture(scope="module")
+def solutions() -> str:
+    """What the page's solution code prints, run in this process."""
+    code = _solutions_code((FOLDER / "plot_30_distributed_data_parallel.py").read_text("utf-8"))
+    printed = io.StringIO()
+    with warnings.catch_warnings(), contextlib.redirect_stdout(printed):
+        warnings.simplefilter("ignore")  # DDP warns that find_unused_parameters finds none
+        exec(compile(code, "page 30 solutions", "exec"), {"__name__": "__main__"})  # noqa: S102
+    return printed.getvalue()
+
+
+def test_the_solutions_print_what_the_answers_state(solutions: str) -> None:
+    lines = solutions.splitlines()
+    # 1. "No bucket in step 0 ... Step 1 logs the single bucket of 212 values, and only
+    #    step 2 the rebuilt ones, of 84 and 128"
+    assert "no_sync() in step 0 -> step 0: [], step 1: [212], step 2: [84, 128]" in lines
+    # 2. "Larger: ... 10 times as much ... 8 significant bits, against 11 for float16"
+    fp16, bf16 = (
+        float(v)
+        for v in re.search(r"float16 ([\d.e+-]+), bfloat16 ([\d.e+-]+)", solutions).groups()  # type: ignore[union-attr]
+    )
     assert bf16 > fp16 > 0
-
-    # 3. "a full Parameter of shape (16, 8): the weight stays gathered after forward"
-    mesh = init_device_mesh("cpu", (1,))
-    for reshard, expected in [(True, DTensor), (False, nn.Parameter)]:
-        model = _model()
-        fully_shard(model[0], mesh=mesh, reshard_after_forward=reshard)
-        fully_shard(model, mesh=mesh)
-        seen: list[torch.Tensor] = []
-
-        def after_fsdp(module: nn.Module, args: object, out: object, seen: list = seen) -> None:
-            seen.append(module.weight)
-
-        model[0].register_forward_hook(after_fsdp)
-        model(batch).sum().backward()
-        assert isinstance(seen[0], expected)
-        assert tuple(seen[0].shape) == (16, 8)
-        assert isinstance(seen[0], DTensor) == reshard
+    assert "significant bits: float16 11, bfloat16 8" in lines
+    # 3. "A full Parameter of shape (16, 8) instead of a DTensor shard"
+    assert "reshard_after_forward=True -> DTensor, shape (16, 8), this rank holds (16, 8)" in lines
+    assert (
+        "reshard_after_forward=False -> Parameter, shape (16, 8), this rank holds (16, 8)" in lines
+    )
+    # 4. "Three buckets, of 4, 80 and 128 values, in step 0 and in every step after it"
+    assert (
+        "find_unused_parameters=True -> step 0: [4, 80, 128], step 1: [4, 80, 128], "
+        "step 2: [4, 80, 128]" in lines
+    )
+    assert "process group freed: True" in lines
 
 
-def test_no_process_left_behind() -> None:
-    # "always stop the processes" / "without leaving any process behind"
-    assert number(r"processes still running: (\d+)", outputs(PAGE)) == 0
+def test_every_number_of_an_answer_was_printed(solutions: str) -> None:
+    english, chinese = _answers("en"), _answers("zh_CN")
+    assert len(english) == len(chinese) == 4  # one answer per exercise
+    for en, zh in zip(english, chinese, strict=True):
+        numbers = NUMBER.findall(en)
+        assert numbers, en
+        for value in numbers:
+            assert re.search(rf"(?<![\w.]){re.escape(value)}(?![\w])", solutions), value
+        assert sorted(NUMBER.findall(zh)) == sorted(numbers), zh

@@ -183,9 +183,43 @@ def test_download_all_zips_match_the_language(tmp_path: Path) -> None:
         archive.write_bytes((HTML / language / "auto_examples" / unescape(hrefs[0])).read_bytes())
         with zipfile.ZipFile(archive) as zipped:
             names = sorted(n for n in zipped.namelist() if n.endswith(".py"))
-            assert names == [f"{p.removeprefix('auto_examples/')}.py" for p in _pages()]
-            prose = sum(_cjk(zipped.read(n).decode("utf-8")) for n in names)
+            pages = [n for n in names if not Path(n).name.startswith("_")]
+            assert pages == [f"{p.removeprefix('auto_examples/')}.py" for p in _pages()]
+            prose = sum(_cjk(zipped.read(n).decode("utf-8")) for n in pages)
+            # the pages' helper scripts (docs/_ext/companions.py), as they are
+            helpers = {n: zipped.read(n) for n in names if n not in pages}
         assert (prose > 0) == (language == "zh_CN")
+        assert helpers == {
+            f"{h.parent.name}/{h.name}": h.read_bytes() for page in _pages() for h in _helpers(page)
+        }
+
+
+def _helpers(page: str) -> list[Path]:
+    """The helper scripts (``_name.py``) next to a page that the page names."""
+    script = EXAMPLES / f"{page.removeprefix('auto_examples/')}.py"
+    text = script.read_text(encoding="utf-8")
+    return [
+        helper
+        for helper in sorted(script.parent.glob("_*.py"))
+        if re.search(rf"\b{re.escape(helper.stem)}\b", text)
+    ]
+
+
+def test_a_page_that_needs_helpers_names_them() -> None:
+    # page 30 imports _launch, which starts _ddp_worker.py in every process
+    page = "auto_examples/06_pytorch_uses_hooks/plot_30_distributed_data_parallel"
+    assert [h.name for h in _helpers(page)] == ["_ddp_worker.py", "_launch.py"]
+
+
+@pytest.mark.parametrize("page", [p for p in _pages() if _helpers(p)])
+@pytest.mark.parametrize("language", ["en", "zh_CN"])
+def test_page_zips_carry_the_helpers(page: str, language: str, tmp_path: Path) -> None:
+    """A reader who downloads a page's zip gets every file it needs to run."""
+    archive = tmp_path / "page.zip"
+    archive.write_bytes(_download(language, page, "zip"))
+    with zipfile.ZipFile(archive) as zipped:
+        for helper in _helpers(page):
+            assert zipped.read(helper.name) == helper.read_bytes(), helper.name
 
 
 # -- sitemap and OpenGraph ------------------------------------------------------------
