@@ -22,7 +22,8 @@ import pytest
 import torch
 import torchvision
 from sitecheck import LANGUAGES, PageRun, html, match, numbers, outputs, prose, run_page
-from test_answers import claimed_numbers, exercises_and_answers, printed as printed_in
+from test_answers import claimed_numbers, exercises_and_answers
+from test_answers import printed as printed_in
 
 PAGE = "23"
 WEIGHTS = torchvision.models.ResNet50_Weights.IMAGENET1K_V2
