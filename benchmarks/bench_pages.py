@@ -1,4 +1,4 @@
-"""Run time of every page's script, first run (empty cache) and second run.
+"""Run time of every page's script, first run and later runs.
 
 Run: ``python benchmarks/bench_pages.py`` (``--pages 18 26`` for some pages,
 ``--repeats 3`` for more warm runs).
@@ -6,8 +6,8 @@ Run: ``python benchmarks/bench_pages.py`` (``--pages 18 26`` for some pages,
 Each page's script runs as a reader runs a download: ``python plot_NN_*.py``
 in its own folder, in a fresh interpreter (imports and interpreter exit
 included), ``MPLBACKEND=Agg`` so that ``plt.show()`` returns at once. The
-first run of a page starts with an empty ``HOOKS_TUTORIAL_CACHE``; the
-others reuse what it left there. The goal (issues #13 and #17): every page
+library caches nothing, so later runs differ from the first only by the
+operating system's warm file caches. The goal (issues #13 and #17): every page
 under 10 s on 2 cores.
 
 A shared machine can be slower at one time than at another. So the table
@@ -23,7 +23,6 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -57,17 +56,14 @@ def main() -> None:
         wanted = {f"plot_{int(n):02d}_" for n in args.pages}
         scripts = [s for s in scripts if s.name[:8] in wanted]
     env = {**os.environ, "MPLBACKEND": "Agg"}
-    env.pop("HOOKS_TUTORIAL_CACHE", None)
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}")
     before = yardstick(env)
     print(f"yardstick (import torch in a fresh interpreter): {before:.2f} s\n")
     print(f"{'page':<40} {'first run':>10} {'later runs':>16}")
     over = []
     for script in scripts:
-        with tempfile.TemporaryDirectory() as cache:
-            page_env = {**env, "HOOKS_TUTORIAL_CACHE": cache}
-            command = [sys.executable, script.name]
-            runs = [timed(command, script.parent, page_env) for _ in range(1 + args.repeats)]
+        command = [sys.executable, script.name]
+        runs = [timed(command, script.parent, env) for _ in range(1 + args.repeats)]
         failed = [code for _, code in runs if code != 0]
         first, *later = (seconds for seconds, _ in runs)
         later_text = ", ".join(f"{s:.1f}" for s in later)

@@ -180,12 +180,14 @@ def fix_heading_levels(notebook: dict[str, Any], script: str) -> bool:
 
 
 def fix_gallery_notebooks(app: Sphinx) -> None:
-    """Correct the heading levels of the notebooks sphinx-gallery wrote."""
+    """Correct the heading levels of the notebooks sphinx-gallery wrote, and in its zips."""
     gallery_conf = app.config.sphinx_gallery_conf
     if not gallery_conf.get("pypandoc"):
         return
     for gallery in gallery_conf["gallery_dirs"]:
-        for path in sorted((Path(app.srcdir) / gallery).glob("*/*.ipynb")):
+        root = Path(app.srcdir) / gallery
+        fixed = {}
+        for path in sorted(root.glob("*/*.ipynb")):
             script = path.with_suffix(".py")
             if not script.is_file():
                 continue
@@ -196,24 +198,28 @@ def fix_gallery_notebooks(app: Sphinx) -> None:
                 continue
             if json.dumps(notebook) != before:
                 path.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n")
-            update_zip(path.with_suffix(".zip"), path.name, path.read_bytes())
+            data = path.read_bytes()
+            update_zip(path.with_suffix(".zip"), {path.name: data})
+            fixed[path.relative_to(root).as_posix()] = data
+        update_zip(root / f"{root.name}_jupyter.zip", fixed)  # "Download all examples"
 
 
-def update_zip(archive: Path, name: str, data: bytes) -> None:
-    """Make member ``name`` of ``archive`` hold ``data`` (its date and compression kept).
+def update_zip(archive: Path, members: dict[str, bytes]) -> None:
+    """Make the ``members`` of ``archive`` hold these bytes (dates and compression kept).
 
-    sphinx-gallery zips each example's script and notebook before this module
-    fixes the notebook's headings; the zip must hold the notebook readers download.
+    sphinx-gallery zips each example's notebook, and all of them for "Download
+    all examples", before this module fixes the notebooks' headings; the zips
+    must hold the notebooks readers download.
     """
     if not archive.is_file():
         return
     with zipfile.ZipFile(archive) as old:
-        members = [(info, old.read(info)) for info in old.infolist()]
-    if all(info.filename != name or content == data for info, content in members):
+        content = [(info, old.read(info)) for info in old.infolist()]
+    if all(members.get(info.filename, data) == data for info, data in content):
         return
     with zipfile.ZipFile(archive, "w") as new:
-        for info, content in members:
-            new.writestr(info, data if info.filename == name else content)
+        for info, data in content:
+            new.writestr(info, members.get(info.filename, data))
 
 
 def configure_notebooks(app: Sphinx, config: Config) -> None:

@@ -210,13 +210,13 @@ def test_the_example_zip_gets_the_fixed_notebook(tmp_path: Path) -> None:
     with zipfile.ZipFile(archive, "w") as z:
         z.writestr(zipfile.ZipInfo("plot_x.py", (2020, 1, 2, 3, 4, 6)), "print(1)\n")
         z.writestr(zipfile.ZipInfo("plot_x.ipynb", (2020, 1, 2, 3, 4, 6)), "# Section")
-    notebooks.update_zip(archive, "plot_x.ipynb", b"## Section")
+    notebooks.update_zip(archive, {"plot_x.ipynb": b"## Section"})
     with zipfile.ZipFile(archive) as z:
         assert z.read("plot_x.ipynb") == b"## Section"
         assert z.read("plot_x.py") == b"print(1)\n"
         assert {i.date_time for i in z.infolist()} == {(2020, 1, 2, 3, 4, 6)}
     before = archive.stat().st_mtime_ns
-    notebooks.update_zip(archive, "plot_x.ipynb", b"## Section")  # nothing to change
+    notebooks.update_zip(archive, {"plot_x.ipynb": b"## Section"})  # nothing to change
     assert archive.stat().st_mtime_ns == before
 
 

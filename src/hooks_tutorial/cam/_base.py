@@ -88,16 +88,18 @@ class BaseCAM(NoHooksHeld):
     The hook rule of every CAM and saliency class, written once: an object
     holds no hook. Each call registers its hooks when it starts and removes
     them in ``finally`` before it returns, whether it returns or raises (any
-    exception, ``KeyboardInterrupt`` included). While they exist, the hooks
-    act only on the passes that the call itself runs, in its own thread, so
-    one model (and one object) can serve concurrent calls, whose results
-    equal those of the same calls made one after another. The model's mode
-    is shared, though: a call puts the model in eval mode while it runs, and
-    a pass that another thread runs meanwhile runs in eval mode too; do not
-    explain a model while another thread trains it. So ``with Method(...)
-    as cam:`` registers and removes nothing: it is accepted only so that
-    code written for pytorch-grad-cam's ``with`` idiom runs unchanged; the
+    exception, ``KeyboardInterrupt`` included). So ``with Method(...) as
+    cam:`` registers and removes nothing: it is accepted only so that code
+    written for pytorch-grad-cam's ``with`` idiom runs unchanged; the
     tutorial pages use the plain call.
+
+    While they exist, a call's hooks act only on the passes that the call
+    itself runs, in its own thread, so one model (and one object) can serve
+    concurrent calls, whose results equal those of the same calls made one
+    after another. The model's mode is shared, though: a call puts the model
+    in eval mode while it runs, and a pass that another thread runs
+    meanwhile runs in eval mode too; do not explain a model while another
+    thread trains it.
 
     A subclass implements ``_maps(x, target)``, returning one signed map
     ``[B, h, w]`` per target layer, from the ``LayerRecord`` that
