@@ -200,7 +200,7 @@ def hooks_found(namespace: dict[str, Any]) -> HookSnapshot:
     return found
 
 
-def _solutions_code(source: str) -> str:
+def solutions_code(source: str) -> str:
     """The code block of the page's ``.. dropdown:: Solutions`` (comment lines)."""
     block = source.split(".. dropdown:: Solutions", 1)[1].split(".. code-block:: python", 1)[1]
     lines: list[str] = []
@@ -237,7 +237,7 @@ def run_page(page: str) -> PageRun:
             exec(compile(source, str(script), "exec"), namespace)  # noqa: S102 (our own page)
         hooks_before = hooks_found(namespace)
         with contextlib.redirect_stdout(printed):
-            solutions = compile(_solutions_code(source), f"{script.name} solutions", "exec")
+            solutions = compile(solutions_code(source), f"{script.name} solutions", "exec")
             exec(solutions, namespace)  # noqa: S102 (our own page's solutions)
         hooks_after = hooks_found(namespace)
     plt.close("all")

@@ -22,8 +22,7 @@ from pathlib import Path
 import pytest
 import torch
 import torch.distributed as dist
-from sitecheck import EXAMPLES, html, number, outputs, quoted_in_both_languages
-from test_claims_10 import _solutions_code
+from sitecheck import EXAMPLES, html, number, outputs, quoted_in_both_languages, solutions_code
 from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.fsdp import fully_shard
 from torch.nn.parallel import DistributedDataParallel
@@ -341,7 +340,7 @@ def _answers(language: str) -> list[str]:
 @pytest.fixture(scope="module")
 def solutions() -> str:
     """What the page's solution code prints, run in this process."""
-    code = _solutions_code((FOLDER / "plot_30_distributed_data_parallel.py").read_text("utf-8"))
+    code = solutions_code((FOLDER / "plot_30_distributed_data_parallel.py").read_text("utf-8"))
     printed = io.StringIO()
     with warnings.catch_warnings(), contextlib.redirect_stdout(printed):
         warnings.simplefilter("ignore")  # DDP warns that find_unused_parameters finds none
