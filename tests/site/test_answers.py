@@ -13,8 +13,8 @@ For every page, on the built HTML of both languages, these tests check that
   page, then its solutions in the page's namespace);
 - the Chinese answer states the same numbers as the English one.
 
-Numbers that name a page or an exercise ("page 17", "exercise 2", "第 17 页") are
-not claims and are not checked. :mod:`test_solutions_leave_no_hooks` checks that
+Numbers that name a page, an exercise or a step ("page 17", "exercise 2", "step 0",
+"第 17 页", "第 0 步") are not claims and are not checked. :mod:`test_solutions_leave_no_hooks` checks that
 the same solutions leave no hook behind.
 """
 
@@ -35,7 +35,8 @@ RUN_ELSEWHERE = {"23", "30"}
 _W = "A-Za-z0-9_"
 NUMBER = re.compile(rf"(?<![{_W}.\-])-?\d+(?:\.\d+)?(?:e[-+]?\d+)?(?![{_W}]|\.\d)")
 NOT_A_CLAIM = re.compile(
-    r"(?:pages?|exercises?|Exercises?|练习|第)\s*$",  # "page 17", "exercise 2", "第 17 页"
+    # "page 17", "exercise 2", "step 0" name a page, an exercise, a step ("第 17 页", "第 0 步")
+    r"(?:pages?|exercises?|Exercises?|[Ss]teps?|练习|第)\s*$",
 )
 
 
