@@ -146,7 +146,7 @@ def docs(session: nox.Session) -> None:
     each page's claims and exercise answers against what it printed
     (tests/site), and the docs tooling (tests/docs).
     """
-    install(session, "docs", "test")
+    install(session, "docs", "test", "peers")  # page 17's claims compare with pytorch-grad-cam
     session.env["PYTHONHASHSEED"] = "0"
     sphinx(session, "html", "en")
     sphinx(session, "gettext", "gettext")
