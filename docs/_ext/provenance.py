@@ -27,12 +27,16 @@ from typing import Any
 LINES = {
     "en": (
         "This page's outputs come from a run with Python {python}, torch {torch} and "
-        "torchvision {torchvision}: {seconds:.1f} s{memory}."
+        "torchvision {torchvision}: {time}{memory}."
     ),
     "zh_CN": (
         "本页的输出来自一次运行：Python {python}、torch {torch}、torchvision {torchvision}，"
-        "用时 {seconds:.1f} 秒{memory}。"
+        "用时{time}{memory}。"
     ),
+}
+TIME = {
+    "en": ("{seconds:.1f} s", "under 0.1 s"),
+    "zh_CN": (" {seconds:.1f} 秒", "不到 0.1 秒"),
 }
 MEMORY = {
     "en": ", peak memory {mib:.0f} MiB above the build's baseline",
@@ -112,7 +116,10 @@ def line(data: dict[str, Any], language: str) -> str:
     memory = (
         MEMORY[language].format(mib=data["peak_mib"]) if data.get("peak_mib") is not None else ""
     )
-    return LINES[language].format(**{**data, "memory": memory})
+    # a run shorter than 0.05 s would read "0.0 s"; say what is known instead
+    took, short = TIME[language]
+    time_ = took.format(seconds=data["seconds"]) if data["seconds"] >= 0.05 else short
+    return LINES[language].format(**{**data, "time": time_, "memory": memory})
 
 
 def add_line(

@@ -18,6 +18,7 @@ sys.path.insert(0, str(Path(__file__).parents[2] / "docs" / "_ext"))
 import companions
 import localized_downloads as ld
 import notebooks
+import provenance
 
 TABLE = """\
 .. list-table::
@@ -255,3 +256,13 @@ def test_translated_page_zips_keep_the_helpers(tmp_path: Path) -> None:
             zipped.writestr(name, name.encode())
     assert ld._other_members(english, {"page.py", "page.ipynb"}) == [("_worker.py", b"_worker.py")]
     assert ld._other_members(tmp_path / "missing.zip", set()) == []
+
+
+@pytest.mark.parametrize(
+    ("seconds", "en", "zh"),
+    [(3.14, ": 3.1 s,", "用时 3.1 秒，"), (0.02, ": under 0.1 s,", "用时不到 0.1 秒，")],
+)
+def test_a_run_time_is_never_shown_as_zero(seconds: float, en: str, zh: str) -> None:
+    data = {"python": "3.11", "torch": "2", "torchvision": "0", "seconds": seconds, "peak_mib": 1}
+    assert en in provenance.line(data, "en")
+    assert zh in provenance.line(data, "zh_CN")
