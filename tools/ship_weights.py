@@ -5,7 +5,8 @@
 Trains each registered model (or the named ones) with its recipe
 (``zoo._train``, about 15 s each on 2 cores), writes
 ``src/hooks_tutorial/weights/<name>.pt`` and puts their SHA-256 into
-``src/hooks_tutorial/zoo.py``. Page outputs follow the shipped weights, so
+``src/hooks_tutorial/zoo.py`` (``tiny_lm-names``, the language model of chapter 7:
+``lm.train_lm``, into ``lm.py``). Page outputs follow the shipped weights, so
 rebuild the site and re-read the pages' claims after shipping new ones.
 """
 
@@ -20,20 +21,26 @@ from pathlib import Path
 
 import torch
 
-from hooks_tutorial import zoo
+from hooks_tutorial import lm, zoo
 
 ROOT = Path(__file__).parents[1]
 SOURCE = ROOT / "src" / "hooks_tutorial" / "zoo.py"
+LM_SOURCE = ROOT / "src" / "hooks_tutorial" / "lm.py"
+LM_NAME = "tiny_lm-names"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("names", nargs="*", default=list(zoo._CONFIGS), help="models to train")
+    every = [*zoo._CONFIGS, LM_NAME]
+    parser.add_argument("names", nargs="*", default=every, help="models to train")
     args = parser.parse_args()
     target = ROOT / "src" / "hooks_tutorial" / "weights"
     target.mkdir(exist_ok=True)
     source = SOURCE.read_text(encoding="utf-8")
     for name in args.names:
+        if name == LM_NAME:
+            ship_lm()
+            continue
         config = zoo.pretrained_config(name)
         model, metrics = zoo._train(config)
         shipped = {
@@ -50,6 +57,26 @@ def main() -> None:
         source = re.sub(rf'("{name}": )"[^"]*"', rf'\1"{digest}"', source)
         print(f"{name}: {metrics} -> {path.name} ({path.stat().st_size} bytes)")
     SOURCE.write_text(source, encoding="utf-8")
+
+
+def ship_lm() -> None:
+    """The language model of chapter 7: ``lm.train_lm(lm.DEFAULT_CONFIG)`` (seconds)."""
+    model, metrics = lm.train_lm(lm.DEFAULT_CONFIG)
+    shipped = {
+        "format": 1,
+        "name": LM_NAME,
+        "config": json.dumps(dataclasses.asdict(lm.DEFAULT_CONFIG), sort_keys=True),
+        "metrics": metrics,
+        "torch": str(torch.__version__),
+        "state_dict": model.state_dict(),
+    }
+    path = ROOT / "src" / "hooks_tutorial" / "weights" / f"{LM_NAME}.pt"
+    torch.save(shipped, path)
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    source = LM_SOURCE.read_text(encoding="utf-8")
+    source = re.sub(r'_SHIPPED_SHA256 = "[^"]*"', f'_SHIPPED_SHA256 = "{digest}"', source)
+    LM_SOURCE.write_text(source, encoding="utf-8")
+    print(f"{LM_NAME}: {metrics} -> {path.name} ({path.stat().st_size} bytes)")
 
 
 if __name__ == "__main__":

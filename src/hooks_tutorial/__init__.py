@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
 
-from . import cam, data, metrics
+from . import cam, data, lm, metrics
 from .cam import (
     CAM,
     EigenCAM,
@@ -96,6 +96,7 @@ __all__ = [
     "detect_anomalies",
     "evaluate",
     "fit",
+    "lm",
     "make_shapes",
     "metrics",
     "overlay",
