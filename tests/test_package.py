@@ -55,13 +55,17 @@ def _api_reference_names() -> set[str]:
 
 
 def test_every_public_name_is_in_the_api_reference() -> None:
-    from hooks_tutorial import metrics  # noqa: PLC0415
+    from hooks_tutorial import lm, metrics  # noqa: PLC0415
 
     public = {
         f"hooks_tutorial.{n}"
         for n in ht.__all__
         if n != "__version__" and not inspect.ismodule(getattr(ht, n))
-    } | {f"hooks_tutorial.metrics.{n}" for n in metrics.__all__}
+    } | {
+        f"hooks_tutorial.{m.__name__.rsplit('.', 1)[1]}.{n}"
+        for m in (metrics, lm)
+        for n in m.__all__
+    }
     documented = _api_reference_names()
     # The CAM base classes are documented from hooks_tutorial.cam, where they are public.
     from_cam = {n for n in documented if n.startswith("hooks_tutorial.cam.")}

@@ -300,6 +300,7 @@ class Attention(nn.Module):
         self.out = nn.Linear(d_model, d_model)
 
     def forward(self, x: Tensor) -> Tensor:
+        """Each position's mix of the values it attends to, ``[B, T, d_model]``."""
         batch, length, width = x.shape
         d_head = width // self.n_heads
         # [B, T, 3 * width] -> three [B, heads, T, d_head]
@@ -326,6 +327,7 @@ class Block(nn.Module):
         self.mlp = nn.Sequential(nn.Linear(d_model, d_mlp), nn.GELU(), nn.Linear(d_mlp, d_model))
 
     def forward(self, x: Tensor) -> Tensor:
+        """The residual stream ``x`` ``[B, T, d_model]`` after this block."""
         x = x + self.attn(self.ln1(x))
         resid: Tensor = x + self.mlp(self.ln2(x))
         return resid
