@@ -15,8 +15,11 @@ from collections import OrderedDict
 from typing import Literal
 
 import pytest
+import pytorch_grad_cam
 import torch
 import torch.nn.functional as F
+import torchcam.methods
+from pytorch_grad_cam.utils.model_targets import ClassifierOutputTarget
 from torch import nn
 
 from hooks_tutorial import count_hooks
@@ -196,27 +199,26 @@ def test_repr_names_the_weighting() -> None:
 
 # -- the peers, checked against the same reference with their own masks -----------
 def test_pytorch_grad_cam_is_the_channel_softmax(x: torch.Tensor) -> None:
-    pgc = pytest.importorskip("pytorch_grad_cam")
-    targets_mod = pytest.importorskip("pytorch_grad_cam.utils.model_targets")
     model = make_model()
     expected, acts = reference_weights(model, x, "channel_softmax", masks="pytorch-grad-cam")
-    with pgc.ScoreCAM(model=model, target_layers=[model.body]) as cam:
+    with pytorch_grad_cam.ScoreCAM(model=model, target_layers=[model.body]) as cam:
         cam.batch_size = 64
-        targets = [targets_mod.ClassifierOutputTarget(c) for c in TARGETS]
+        targets = [ClassifierOutputTarget(c) for c in TARGETS]
         got = cam.get_cam_weights(x, model.body, targets, acts.float().numpy(), None)
     assert count_hooks(model) == {}
     torch.testing.assert_close(torch.from_numpy(got).double(), expected, rtol=1e-5, atol=1e-7)
 
 
 def test_torchcam_is_the_channel_softmax(x: torch.Tensor) -> None:
-    methods = pytest.importorskip("torchcam.methods")
     model = make_model()
     raw = reference_map(model, x, "channel_softmax", masks="torchcam")
     flat = raw.flatten(1)
     lo = flat.min(1).values[:, None, None]
     hi = flat.max(1).values[:, None, None]
     expected = (raw - lo) / (hi - lo + 1e-8)  # torchcam's own normalisation
-    with methods.ScoreCAM(model, "body", batch_size=64, input_shape=(3, *SIZE)) as extractor:
+    with torchcam.methods.ScoreCAM(
+        model, "body", batch_size=64, input_shape=(3, *SIZE)
+    ) as extractor:
         with torch.no_grad():
             scores = model(x)
         got = extractor(class_idx=TARGETS, scores=scores)[0]

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("sphinx_gallery")
 sys.path.insert(0, str(Path(__file__).parents[2] / "docs" / "_ext"))
 
 import notebooks

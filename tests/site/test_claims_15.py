@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import re
 
-import pytest
+import torch
 from sitecheck import match, number, numbers, outputs, prose, run_page
 
 PAGE = "15"
@@ -84,7 +84,6 @@ def test_prose_names_the_max_pool() -> None:
 def test_a_short_run_from_scratch_stays_at_chance() -> None:
     """ "a run of a few dozen batches stays at chance level (0.2 for five classes)":
     the page's former training run, 3 epochs on 1000 images (48 batches), from scratch."""
-    torch = pytest.importorskip("torch")
     import hooks_tutorial as ht  # noqa: PLC0415 - only for this slower check
 
     config = ht.pretrained_config("simple_cnn-shapes")
