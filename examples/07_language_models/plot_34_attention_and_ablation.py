@@ -325,9 +325,10 @@ print(f"block 1, head 3 reads S at the last position: {last_row[1 * 4 + 3, 10]:.
 # has both candidates, not the knowledge of which one was repeated. That is
 # what the patterns showed. The block 0 heads bring A and B to the last
 # position; head 1.3 reads position 10, the repeated name, so that the end of
-# the sentence can rule that name out. In the IOI circuit that Wang et al.
-# (2022) found in GPT-2 small, the same job is shared by many heads (26 in 7
-# classes); our 12-head model gives it to one.
+# the sentence can rule that name out. Wang et al. (2022) found the circuit
+# for this task in GPT-2 small spread over 26 heads in 7 classes; among them,
+# the *S-inhibition heads* attend from the end to the repeated name, as head
+# 1.3 does here.
 #
 # Why zero and mean ablation disagree
 # -----------------------------------
@@ -381,9 +382,10 @@ for block, head in [(1, 0), (1, 1), (1, 3)]:
 # mean. It is not perfect. The mean of many outputs need not be an output the
 # head ever produces, and it depends on the reference set. *Resample
 # ablation* (Chan et al. 2022, causal scrubbing) puts in the head's output on
-# another real sentence, which keeps the model on inputs it has seen;
-# Heimersheim and Nanda (2024) recommend it and its relative, activation
-# patching (next page), which chooses exactly which information to remove.
+# another real sentence, which keeps the model on inputs it has seen
+# (exercise 1). Heimersheim and Nanda (2024) weigh these choices and prefer
+# values taken from real runs, as activation patching does (next page): it
+# also chooses exactly which information to remove.
 #
 # With the library
 # ----------------
@@ -419,8 +421,9 @@ print("hooks left on the model:", ht.count_hooks(model).total)
 #   forward pre-hook that returns a new tuple ablates one head by rewriting
 #   its 16 columns.
 # - In this model block 1, head 3 carries the answer: it reads the repeated
-#   name at position 10 from the last position, and without it the model
-#   picks between the two names at random.
+#   name at position 10 from the last position; without it the model still
+#   answers with one of the two names, but picks the subject about half of
+#   the time.
 # - Zero ablation also removes a head's constant part and can make a harmless
 #   head look important; mean ablation (or resample ablation) is the better
 #   baseline.
