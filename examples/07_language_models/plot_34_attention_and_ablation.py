@@ -294,8 +294,9 @@ for kind in ("zero", "mean"):
 #
 # One head matters: without block 1, head 3 the mean logit difference falls
 # to about zero and the accuracy to about one half, with either kind of
-# ablation. Every other head can go alone at a small cost. A coin flip
-# between which two answers? The predictions tell.
+# ablation. Every other head can go alone at a small cost. Is the model
+# then guessing among all the names, or between the two of the sentence?
+# The predictions tell.
 
 names = {"zero": torch.zeros(15, 64), "mean": head_means[1]}
 first_name, second_name = test.prompts[:, 2], test.prompts[:, 4]
@@ -392,7 +393,7 @@ for block, head in [(1, 0), (1, 1), (1, 3)]:
 #
 # :class:`hooks_tutorial.HookGroup` removes every hook registered through it
 # when the ``with`` block ends, also on an error: the same mean ablation of
-# head 1.3 in three lines.
+# head 1.3, without ``try`` and ``finally``.
 
 with ht.HookGroup() as hooks:
     hooks.forward_pre(model.blocks[1].attn.out, replace_head(3, head_means[1]))
