@@ -185,7 +185,8 @@ plt.show()
 # To *ablate* a head is to replace its output with a value that carries no
 # information about the sentence, and see what the model loses. Two choices:
 #
-# - **zero ablation**: replace the head's 16 columns with zeros;
+# - **zero ablation**: replace the head's 16 columns with zeros (the bias
+#   of ``attn.out`` belongs to no head and stays);
 # - **mean ablation**: replace them with the head's mean output over a
 #   reference set of other sentences, at each position (a ``[15, 16]``
 #   average).
@@ -325,8 +326,9 @@ print(f"block 1, head 3 reads S at the last position: {last_row[1 * 4 + 3, 10]:.
 # (almost always), but it names the subject about half of the time: it still
 # has both candidates, not the knowledge of which one was repeated. That is
 # what the patterns showed. The block 0 heads bring A and B to the last
-# position; head 1.3 reads position 10, the repeated name, so that the end of
-# the sentence can rule that name out. Wang et al. (2022) found the circuit
+# position (they matter together, not alone: exercise 2); head 1.3 reads
+# position 10, the repeated name, so that the end of the sentence can rule
+# that name out. Wang et al. (2022) found the circuit
 # for this task in GPT-2 small spread over 26 heads in 7 classes; among them,
 # the *S-inhibition heads* attend from the end to the repeated name, as head
 # 1.3 does here.

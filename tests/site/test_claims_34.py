@@ -225,3 +225,12 @@ def test_exercise_answers(printed: str) -> None:
     assert last_only[1] < 0.6
     assert others[0] > 6.5
     assert others[1] == 1.0
+
+
+def test_zero_ablation_keeps_the_bias_of_out() -> None:
+    # "the bias of attn.out belongs to no head and stays": with every head's columns
+    # zeroed, attn.out returns its bias
+    out = lm.pretrained_lm().blocks[1].attn.out
+    assert out.bias is not None
+    with torch.no_grad():
+        torch.testing.assert_close(out(torch.zeros(1, 64))[0], out.bias)
