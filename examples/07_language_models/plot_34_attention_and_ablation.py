@@ -89,9 +89,9 @@ print(f"clean run: mean logit difference {clean_difference:.2f}, accuracy {clean
 # into the attention pattern, ``[batch, heads, T, T]``: row ``i`` of head
 # ``h`` says how much position ``i`` reads from each position (the weights of
 # its average of the values). A forward hook on that module sees the pattern
-# of all four heads of the block. The hook stores a copy and returns ``None``,
-# so the model runs unchanged; ``finally`` removes the hooks even if the
-# forward pass fails.
+# of all four heads of the block. The hook keeps that output and returns
+# ``None``, so the model runs unchanged; ``finally`` removes the hooks even
+# if the forward pass fails.
 
 patterns = {}
 
@@ -239,8 +239,10 @@ def ablated_run(block, head, values):
         handle.remove()
 
 
-print("block 1, head 3, zero ablation:", ablated_run(1, 3, torch.zeros(15, 64)))
-print("block 1, head 3, mean ablation:", ablated_run(1, 3, head_means[1]))
+difference, accuracy = ablated_run(1, 3, torch.zeros(15, 64))
+print(f"block 1, head 3, zero ablation: {difference:.2f}, accuracy {accuracy:.3f}")
+difference, accuracy = ablated_run(1, 3, head_means[1])
+print(f"block 1, head 3, mean ablation: {difference:.2f}, accuracy {accuracy:.3f}")
 
 # %%
 # ``values`` has shape ``[15, 64]``; broadcasting copies it into every
@@ -400,7 +402,8 @@ for block, head in [(1, 0), (1, 1), (1, 3)]:
 with ht.HookGroup() as hooks:
     hooks.forward_pre(model.blocks[1].attn.out, replace_head(3, head_means[1]))
     with torch.no_grad():
-        print("mean ablation of 1.3:", logit_difference_and_accuracy(model(test.prompts), test))
+        difference, accuracy = logit_difference_and_accuracy(model(test.prompts), test)
+print(f"with HookGroup, mean ablation of 1.3: {difference:.2f}, accuracy {accuracy:.3f}")
 print("hooks left on the model:", ht.count_hooks(model).total)
 
 # %%
