@@ -317,9 +317,7 @@ for kind, values in names.items():
         f"the subject {subject:.3f}"
     )
 
-others = {
-    kind: np.delete(results[kind][0].ravel(), 1 * 4 + 3).min() for kind in ("zero", "mean")
-}
+others = {kind: np.delete(results[kind][0].ravel(), 1 * 4 + 3).min() for kind in ("zero", "mean")}
 print(f"lowest logit difference without another head: {min(others.values()):.2f}")
 print(f"block 1, head 3 reads S at the last position: {last_row[1 * 4 + 3, 10]:.2f}")
 

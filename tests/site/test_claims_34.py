@@ -23,7 +23,7 @@ def printed() -> str:
 def table(kind: str, printed: str) -> tuple[np.ndarray, np.ndarray]:
     """The page's ablation table of one kind: (logit difference [3, 4], accuracy [3, 4])."""
     start = printed.index(f"{kind} ablation (clean:")
-    rows = re.findall(r"^block (\d) ((?:\s+-?[\d.]+){8})$", printed[start:], flags=re.M)[:3]
+    rows = re.findall(r"^block (\d) ((?:\s+-?[\d.]+){8})$", printed[start:], flags=re.MULTILINE)[:3]
     values = np.array([[float(v) for v in row.split()] for _, row in rows])
     assert values.shape == (3, 8)
     return values[:, :4], values[:, 4:]
@@ -34,7 +34,7 @@ def last_position_reads(printed: str) -> dict[str, list[tuple[int, float]]]:
     found = re.findall(
         r"^ (\d\.\d)\s+\S+ \(position\s+(\d+)\) ([\d.]+),\s+\S+ \(position\s+(\d+)\) ([\d.]+)$",
         printed,
-        flags=re.M,
+        flags=re.MULTILINE,
     )
     assert len(found) == 12
     return {n: [(int(p1), float(w1)), (int(p2), float(w2))] for n, p1, w1, p2, w2 in found}
@@ -112,9 +112,8 @@ def test_the_head_columns_are_the_input_of_out() -> None:
     attn = model.blocks[1].attn
     x = torch.randn(2, 15, 64)
     seen: list[torch.Tensor] = []
-    with attn.out.register_forward_pre_hook(lambda m, args: seen.append(args[0])):
-        with torch.no_grad():
-            attn(x)
+    with attn.out.register_forward_pre_hook(lambda m, args: seen.append(args[0])), torch.no_grad():
+        attn(x)
     q, k, v = attn.qkv(x).view(2, 15, 3, 4, 16).permute(2, 0, 3, 1, 4)
     scores = (q @ k.transpose(-1, -2) / 4).masked_fill(
         torch.ones(15, 15, dtype=torch.bool).triu(1), float("-inf")
@@ -173,7 +172,9 @@ def test_zero_and_mean_ablation_disagree_on_1_0_and_1_1(printed: str) -> None:
     # its mean is removed"
     rows = {
         name: [float(v) for v in values.split()]
-        for name, values in re.findall(r"^ (1\.[013])((?:\s+-?[\d.]+){3})$", printed, flags=re.M)
+        for name, values in re.findall(
+            r"^ (1\.[013])((?:\s+-?[\d.]+){3})$", printed, flags=re.MULTILINE
+        )
     }
     for head in ("1.0", "1.1"):
         zero, mean, shifted = rows[head]
