@@ -10,8 +10,12 @@ Attention patterns and head ablation
    ! ablation
    ! zero ablation
    ! mean ablation
+   resample ablation
    ! 注意力头
+   ! 注意力模式
    ! 消融
+   ! 零消融
+   ! 均值消融
 
 The small language model of the previous page reads ``When Mary and John went
 to the shop , John gave a book to`` and answers ``Mary``. To answer, it must
@@ -485,7 +489,7 @@ print("hooks left on the model:", ht.count_hooks(model).total)
 #       for label, positions in [("last only", [14]), ("all but last", list(range(14)))]:
 #           def hook(module, args, positions=positions):
 #               x = args[0].clone()
-#               x[:, positions, 48:64] = head_means[1][positions, 48:64]
+#               x[:, positions, 48:64] = head_means[1][positions, 48:64]  # head 3's columns
 #               return (x,)
 #
 #           with model.blocks[1].attn.out.register_forward_pre_hook(hook):
