@@ -1,0 +1,517 @@
+# Needs the hooks_tutorial library: pip install hooks-tutorial
+# (or the development version: pip install "git+https://github.com/hooks-tutorial/hooks-tutorial")
+"""
+Attention patterns and head ablation
+====================================
+
+.. index::
+   ! attention pattern
+   ! attention head
+   ! ablation
+   ! zero ablation
+   ! mean ablation
+   resample ablation
+   ! 注意力头
+   ! 注意力模式
+   ! 消融
+   ! 零消融
+   ! 均值消融
+
+The small language model of the previous page reads ``When Mary and John went
+to the shop , John gave a book to`` and answers ``Mary``. To answer, it must
+move information from earlier words to the last one, and in a transformer only
+the attention heads move information between positions. This model has 12 of
+them (3 blocks of 4 heads). Which ones carry the answer? Two forward hooks
+tell: one records where each head looks (its *attention pattern*), the other
+removes one head's output and measures what the task loses (*ablation*).
+
+.. rubric:: What you will learn
+   :heading-level: 2
+
+- where the attention pattern lives in the model, and how a forward hook on
+  ``attn.softmax`` records it for every head at once;
+- how a forward pre-hook on ``attn.out`` removes one head by editing its 16
+  columns, with zeros (*zero ablation*) or with the head's average output
+  (*mean ablation*);
+- how to measure what each head contributes: the mean logit difference and
+  the accuracy over 500 sentences;
+- why zero and mean ablation can disagree, and which baseline to trust.
+
+**Prerequisites**: :doc:`/auto_examples/02_module_hooks/plot_05_forward_hooks`,
+:doc:`/auto_examples/02_module_hooks/plot_06_forward_pre_hooks`,
+:doc:`/auto_examples/02_module_hooks/plot_08_handles_and_leaks` and
+:doc:`/auto_examples/07_language_models/plot_33_logit_lens`.
+"""
+
+# %%
+# The model and what it gets right
+# --------------------------------
+#
+# ``lm.pretrained_lm()`` is the model of the previous page, with its weights
+# shipped in the package. The test sentences all have the same 17 tokens, so a
+# position means the same word in every sentence: the two names sit at
+# positions 2 and 4, the subject (the name that is repeated) at 10, and the
+# model predicts the answer at position 14, the second "to". Each prompt is
+# the first 15 tokens.
+#
+# The *logit difference* measures how sure the model is: the answer's logit
+# minus the subject's logit at the last position. Positive means the model
+# prefers the right name; it is the measure used in the IOI study of Wang et
+# al. (2022), where this task comes from.
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+
+import hooks_tutorial as ht
+from hooks_tutorial import lm
+
+model = lm.pretrained_lm()
+test = lm.make_names(500, seed=1, split="test")
+print(test.text(0))
+print("prompt shape:", list(test.prompts.shape))
+
+
+def logit_difference_and_accuracy(logits, sentences):
+    """Mean (answer logit - subject logit) at the last position, and accuracy."""
+    last = logits[:, -1]
+    answer = last.gather(1, sentences.answers[:, None])
+    subject = last.gather(1, sentences.subjects[:, None])
+    accuracy = (last.argmax(-1) == sentences.answers).float().mean()
+    return (answer - subject).mean().item(), accuracy.item()
+
+
+with torch.no_grad():
+    clean_difference, clean_accuracy = logit_difference_and_accuracy(model(test.prompts), test)
+print(f"clean run: mean logit difference {clean_difference:.2f}, accuracy {clean_accuracy:.3f}")
+
+# %%
+# Recording attention patterns with a forward hook
+# ------------------------------------------------
+#
+# Inside each block, ``attn.softmax`` turns the scaled scores ``q @ k.T``
+# into the attention pattern, ``[batch, heads, T, T]``: row ``i`` of head
+# ``h`` says how much position ``i`` reads from each position (the weights of
+# its average of the values). A forward hook on that module sees the pattern
+# of all four heads of the block. The hook keeps that output and returns
+# ``None``, so the model runs unchanged; ``finally`` removes the hooks even
+# if the forward pass fails.
+
+patterns = {}
+
+
+def keep_pattern(block):
+    def hook(module, args, output):
+        patterns[block] = output.detach()
+
+    return hook
+
+
+handles = [
+    block.attn.softmax.register_forward_hook(keep_pattern(i))
+    for i, block in enumerate(model.blocks)
+]
+try:
+    with torch.no_grad():
+        model(test.prompts)
+finally:
+    for handle in handles:
+        handle.remove()
+
+print("pattern of block 0:", list(patterns[0].shape), "(sentences, heads, query, key)")
+all_patterns = torch.stack(list(patterns.values()))
+print(f"largest |row sum - 1|: {(all_patterns.sum(-1) - 1).abs().max().item():.1e}")
+print("largest weight on a later position:", all_patterns.triu(1).max().item())
+print("hooks left on the model:", ht.count_hooks(model).total)
+
+# %%
+# Each row sums to 1 and nothing lies above the diagonal: the model is
+# *causal*, a position reads only itself and earlier positions (the future
+# was masked with ``-inf`` before the softmax). Here are the 12 patterns for
+# the first test sentence. Read a row from left to right: the bright cells are
+# the positions that word reads from.
+
+words = test.text(0).split()[:15]
+fig, axes = plt.subplots(3, 4, figsize=(11, 8.6), layout="constrained")
+for block in range(3):
+    for head in range(4):
+        ax = axes[block, head]
+        ax.imshow(patterns[block][0, head], cmap="viridis", vmin=0, vmax=1)
+        ax.set_title(f"block {block}, head {head}", fontsize=9)
+        ax.set_xticks(range(15), words, rotation=90, fontsize=6)
+        ax.set_yticks(range(15), words, fontsize=6)
+fig.suptitle(f"Attention patterns (rows read from columns): {' '.join(words[1:])}")
+plt.show()
+
+# %%
+# The row that matters is the last one: position 14, where the model must
+# name the answer. Averaged over the 500 sentences, it shows where each head
+# looks when the answer is computed.
+
+slots = ["<bos>", "When", "A", "and", "B", "went", "to", "the", "PLACE"]
+slots += [",", "S", "gave", "a", "OBJECT", "to"]
+head_names = [f"{block}.{head}" for block in range(3) for head in range(4)]
+last_row = torch.cat([patterns[block][:, :, -1].mean(0) for block in range(3)])  # [12, 15]
+
+print("head  reads at the last position (average weight)")
+for name, row in zip(head_names, last_row, strict=True):
+    weights, places = row.topk(2)
+    print(
+        f" {name}   {slots[places[0]]:>2} (position {places[0]:2}) {weights[0]:.2f},"
+        f"  {slots[places[1]]:>2} (position {places[1]:2}) {weights[1]:.2f}"
+    )
+
+fig, ax = plt.subplots(figsize=(8, 4.6), layout="constrained")
+image = ax.imshow(last_row, cmap="viridis", vmin=0, vmax=1)
+ax.set_xticks(range(15), slots, rotation=45)
+ax.set_yticks(range(12), [f"block {name[0]}, head {name[2]}" for name in head_names])
+ax.set_title("Where the last position looks (mean over 500 sentences)")
+fig.colorbar(image, label="attention weight")
+plt.show()
+
+# %%
+# Three heads of block 0 (heads 1, 2 and 3) split the last position's
+# attention between the two names, A and B: they bring both candidates to the
+# end. One head stands out: block 1, head 3 reads the subject S, the name
+# that was repeated. Attention says where a head reads, not whether what it
+# reads is used; ablation tests that.
+#
+# Removing one head with a forward pre-hook
+# -----------------------------------------
+#
+# After the softmax, each head averages the values with its pattern; the four
+# heads' results, 16 numbers each, are laid side by side (``[batch, T, 64]``,
+# head ``h`` in columns ``16*h`` to ``16*h + 16``) and go into the linear
+# layer ``attn.out``, which mixes them into the residual stream. So the input
+# of ``attn.out`` is where one head can be edited: a forward pre-hook that
+# returns a tuple replaces the arguments of ``forward``.
+#
+# To *ablate* a head is to replace its output with a value that carries no
+# information about the sentence, and see what the model loses. Two choices:
+#
+# - **zero ablation**: replace the head's 16 columns with zeros (the bias
+#   of ``attn.out`` belongs to no head and stays);
+# - **mean ablation**: replace them with the head's mean output over a
+#   reference set of other sentences, at each position (a ``[15, 16]``
+#   average).
+#
+# The means come from one more hook, a pre-hook on ``attn.out`` that only
+# reads (it returns ``None``), on 500 reference sentences drawn apart from the
+# test set.
+
+reference = lm.make_names(500, seed=2)
+head_means = {}
+
+
+def keep_mean(block):
+    def hook(module, args):
+        head_means[block] = args[0].mean(0)  # [15, 64]: the mean over sentences
+
+    return hook
+
+
+handles = [
+    block.attn.out.register_forward_pre_hook(keep_mean(i)) for i, block in enumerate(model.blocks)
+]
+try:
+    with torch.no_grad():
+        model(reference.prompts)
+finally:
+    for handle in handles:
+        handle.remove()
+print("mean head outputs of block 0:", list(head_means[0].shape))
+
+
+def replace_head(head, values):
+    """A pre-hook for attn.out that puts ``values`` in the columns of ``head``."""
+    columns = slice(16 * head, 16 * (head + 1))
+
+    def hook(module, args):
+        heads_side_by_side = args[0].clone()  # never edit the caller's tensor in place
+        heads_side_by_side[..., columns] = values[..., columns]
+        return (heads_side_by_side,)
+
+    return hook
+
+
+def ablated_run(block, head, values):
+    handle = model.blocks[block].attn.out.register_forward_pre_hook(replace_head(head, values))
+    try:
+        with torch.no_grad():
+            return logit_difference_and_accuracy(model(test.prompts), test)
+    finally:
+        handle.remove()
+
+
+difference, accuracy = ablated_run(1, 3, torch.zeros(15, 64))
+print(f"block 1, head 3, zero ablation: {difference:.2f}, accuracy {accuracy:.3f}")
+difference, accuracy = ablated_run(1, 3, head_means[1])
+print(f"block 1, head 3, mean ablation: {difference:.2f}, accuracy {accuracy:.3f}")
+
+# %%
+# ``values`` has shape ``[15, 64]``; broadcasting copies it into every
+# sentence of the batch. Now every head, both ways.
+
+results = {}
+for kind in ("zero", "mean"):
+    difference = np.zeros((3, 4))
+    accuracy = np.zeros((3, 4))
+    for block in range(3):
+        values = torch.zeros(15, 64) if kind == "zero" else head_means[block]
+        for head in range(4):
+            difference[block, head], accuracy[block, head] = ablated_run(block, head, values)
+    results[kind] = difference, accuracy
+    print(f"\n{kind} ablation (clean: {clean_difference:.2f}, {clean_accuracy:.3f})")
+    print("          logit difference              accuracy")
+    print("         head 0  head 1  head 2  head 3   head 0 head 1 head 2 head 3")
+    for block in range(3):
+        print(
+            f"block {block} "
+            + "".join(f"{value:8.2f}" for value in difference[block])
+            + "  "
+            + "".join(f"{value:7.3f}" for value in accuracy[block])
+        )
+print("hooks left on the model:", ht.count_hooks(model).total)
+
+# %%
+# The same numbers as heatmaps, one figure per kind of ablation, on the same
+# colour scales so that the two can be compared.
+
+for kind in ("zero", "mean"):
+    difference, accuracy = results[kind]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.2), layout="constrained")
+    for ax, values, label, scale, fmt in [
+        (left, difference, "mean logit difference", (-1, 8), "{:.2f}"),
+        (right, accuracy, "accuracy", (0, 1), "{:.3f}"),
+    ]:
+        image = ax.imshow(values, cmap="magma", vmin=scale[0], vmax=scale[1])
+        for (row, column), value in np.ndenumerate(values):
+            shade = "white" if value < (scale[0] + scale[1]) / 2 else "black"
+            ax.text(column, row, fmt.format(value), ha="center", va="center", color=shade)
+        ax.set_xticks(range(4), [f"head {h}" for h in range(4)])
+        ax.set_yticks(range(3), [f"block {b}" for b in range(3)])
+        ax.set_title(label)
+        fig.colorbar(image, ax=ax, shrink=0.8)
+    fig.suptitle(f"{kind.capitalize()} ablation of one head at a time")
+    plt.show()
+
+# %%
+# The head that carries the answer
+# --------------------------------
+#
+# One head matters: without block 1, head 3 the mean logit difference falls
+# to about zero and the accuracy to about one half, with either kind of
+# ablation. Every other head can go alone at a small cost. Is the model
+# then guessing among all the names, or between the two of the sentence?
+# The predictions tell.
+
+names = {"zero": torch.zeros(15, 64), "mean": head_means[1]}
+first_name, second_name = test.prompts[:, 2], test.prompts[:, 4]
+for kind, values in names.items():
+    handle = model.blocks[1].attn.out.register_forward_pre_hook(replace_head(3, values))
+    try:
+        with torch.no_grad():
+            predicted = model(test.prompts)[:, -1].argmax(-1)
+    finally:
+        handle.remove()
+    in_sentence = ((predicted == first_name) | (predicted == second_name)).float().mean()
+    subject = (predicted == test.subjects).float().mean()
+    print(
+        f"{kind} ablation of 1.3: the answer is one of the two names {in_sentence:.3f}, "
+        f"the subject {subject:.3f}"
+    )
+
+others = {kind: np.delete(results[kind][0].ravel(), 1 * 4 + 3).min() for kind in ("zero", "mean")}
+print(f"lowest logit difference without another head: {min(others.values()):.2f}")
+print(f"block 1, head 3 reads S at the last position: {last_row[1 * 4 + 3, 10]:.2f}")
+
+# %%
+# Without head 1.3 the model still answers with a name from the sentence
+# (almost always), but it names the subject about half of the time: it still
+# has both candidates, not the knowledge of which one was repeated. That is
+# what the patterns showed. The block 0 heads bring A and B to the last
+# position (they matter together, not alone: exercise 2); head 1.3 reads
+# position 10, the repeated name, so that the end of the sentence can rule
+# that name out. Wang et al. (2022) found the circuit
+# for this task in GPT-2 small spread over 26 heads in 7 classes; among them,
+# the *S-inhibition heads* attend from the end to the repeated name, as head
+# 1.3 does here.
+#
+# Why zero and mean ablation disagree
+# -----------------------------------
+#
+# For head 1.3 both kinds agree. For heads 1.0 and 1.1 they do not: zero
+# ablation costs them logit difference and accuracy, mean ablation costs
+# almost nothing. The reason is that a head's output has an average part, the
+# same in every sentence, and zero ablation removes it too. The layers after
+# the head were trained with that average always present; without it the
+# residual stream sits where it never sat in training. The loss that zero
+# ablation measures mixes two things: the information the head carried about
+# this sentence, and the damage of the unusual input.
+#
+# A third pre-hook separates them: subtract only the head's mean and keep what
+# varies from sentence to sentence. It removes no information at all.
+
+
+def remove_mean_only(head, mean):
+    columns = slice(16 * head, 16 * (head + 1))
+
+    def hook(module, args):
+        heads_side_by_side = args[0].clone()
+        heads_side_by_side[..., columns] -= mean[..., columns]
+        return (heads_side_by_side,)
+
+    return hook
+
+
+print("head  zero ablation  mean ablation  mean removed only  (logit difference)")
+for block, head in [(1, 0), (1, 1), (1, 3)]:
+    hook = remove_mean_only(head, head_means[block])
+    handle = model.blocks[block].attn.out.register_forward_pre_hook(hook)
+    try:
+        with torch.no_grad():
+            shifted, _ = logit_difference_and_accuracy(model(test.prompts), test)
+    finally:
+        handle.remove()
+    zero, mean = results["zero"][0][block, head], results["mean"][0][block, head]
+    print(f" {block}.{head} {zero:14.2f} {mean:14.2f} {shifted:18.2f}")
+
+# %%
+# For heads 1.0 and 1.1, removing only the mean costs about as much as zero
+# ablation, while mean ablation, which removes only what varies, costs
+# nothing: their zero-ablation loss was the damage of a missing constant, not
+# lost information. Head 1.3 loses far more under either ablation than when
+# only its mean is removed: what it carries is information about the
+# sentence.
+#
+# So mean ablation is the better baseline of the two: it asks "what if this
+# head said the same thing for every sentence?", which is the question we
+# mean. It is not perfect. The mean of many outputs need not be an output the
+# head ever produces, and it depends on the reference set. *Resample
+# ablation* (Chan et al. 2022, causal scrubbing) puts in the head's output on
+# another real sentence, which keeps the model on inputs it has seen
+# (exercise 1). Heimersheim and Nanda (2024) weigh these choices and prefer
+# values taken from real runs, as activation patching does (next page): it
+# also chooses exactly which information to remove.
+#
+# With the library
+# ----------------
+#
+# :class:`hooks_tutorial.HookGroup` removes every hook registered through it
+# when the ``with`` block ends, also on an error: the same mean ablation of
+# head 1.3, without ``try`` and ``finally``.
+
+with ht.HookGroup() as hooks:
+    hooks.forward_pre(model.blocks[1].attn.out, replace_head(3, head_means[1]))
+    with torch.no_grad():
+        difference, accuracy = logit_difference_and_accuracy(model(test.prompts), test)
+print(f"with HookGroup, mean ablation of 1.3: {difference:.2f}, accuracy {accuracy:.3f}")
+print("hooks left on the model:", ht.count_hooks(model).total)
+
+# %%
+# What a tiny model can and cannot tell
+# -------------------------------------
+#
+# Ablating one head at a time finds a head that is needed alone. It misses
+# heads that back each other up (exercise 2), and in large models such
+# redundancy is common: Wang et al. found *backup name movers* in GPT-2 small
+# that take over when the main ones are ablated. The tiny model shows the
+# method, and the hooks are the same in a model with 144 heads (GPT-2 small);
+# which heads matter, and how many, has to be measured there again.
+#
+# Summary
+# -------
+#
+# - The attention pattern is the output of each block's ``attn.softmax``,
+#   ``[batch, heads, T, T]``; a forward hook that stores it records all
+#   heads of a block in one go.
+# - The input of ``attn.out`` holds the heads' outputs side by side; a
+#   forward pre-hook that returns a new tuple ablates one head by rewriting
+#   its 16 columns.
+# - In this model block 1, head 3 carries the answer: it reads the repeated
+#   name at position 10 from the last position; without it the model still
+#   answers with one of the two names, but picks the subject about half of
+#   the time.
+# - Zero ablation also removes a head's constant part and can make a harmless
+#   head look important; mean ablation (or resample ablation) is the better
+#   baseline.
+#
+# Exercises
+# ---------
+#
+# 1. *Resample ablation*: replace head 1.3's output in each sentence with its
+#    output on another test sentence (``torch.roll(x, 1, dims=0)`` shifts
+#    the batch by one). What are the mean logit difference and the accuracy?
+# 2. Mean-ablate block 0's heads 1, 2 and 3 together. What are the mean
+#    logit difference and the accuracy, and why can the two move in opposite
+#    directions?
+# 3. Mean-ablate head 1.3 at the last position only, then at every position
+#    but the last. Where does the head's contribution come from?
+#
+# .. dropdown:: Solutions
+#
+#    .. code-block:: python
+#
+#       # 1. resample: each sentence gets head 1.3's output on the sentence before it
+#       def resample_head(head):
+#           columns = slice(16 * head, 16 * (head + 1))
+#
+#           def hook(module, args):
+#               x = args[0].clone()
+#               x[..., columns] = torch.roll(args[0][..., columns], 1, dims=0)
+#               return (x,)
+#
+#           return hook
+#
+#       with model.blocks[1].attn.out.register_forward_pre_hook(resample_head(3)):
+#           with torch.no_grad():
+#               difference, accuracy = logit_difference_and_accuracy(model(test.prompts), test)
+#       print(f"resample ablation of 1.3: {difference:.2f}, accuracy {accuracy:.3f}")
+#
+#       # 2. three heads of block 0 at once
+#       with ht.HookGroup() as hooks:
+#           for head in (1, 2, 3):
+#               hooks.forward_pre(model.blocks[0].attn.out, replace_head(head, head_means[0]))
+#           with torch.no_grad():
+#               logits = model(test.prompts)
+#       difference, accuracy = logit_difference_and_accuracy(logits, test)
+#       predicted = logits[:, -1].argmax(-1)
+#       wrong = predicted != test.answers
+#       every_name = torch.cat([test.answers, test.subjects]).unique()
+#       in_sentence = (predicted == test.prompts[:, 2]) | (predicted == test.prompts[:, 4])
+#       elsewhere = torch.isin(predicted, every_name) & ~in_sentence
+#       print("accuracy with one of them mean-ablated:", results["mean"][1][0, 1:].round(3))
+#       print(f"block 0 heads 1-3: {difference:.2f}, accuracy {accuracy:.3f}")
+#       print(f"wrong answers: {wrong.sum()}, the subject: {(predicted == test.subjects).sum()}, "
+#             f"a name not in the sentence: {elsewhere.sum()}")
+#
+#       # 3. the mean at some positions only
+#       for label, positions in [("last only", [14]), ("all but last", list(range(14)))]:
+#           def hook(module, args, positions=positions):
+#               x = args[0].clone()
+#               x[:, positions, 48:64] = head_means[1][positions, 48:64]  # head 3's columns
+#               return (x,)
+#
+#           with model.blocks[1].attn.out.register_forward_pre_hook(hook):
+#               with torch.no_grad():
+#                   difference, accuracy = logit_difference_and_accuracy(model(test.prompts), test)
+#           print(f"mean ablation of 1.3, {label}: {difference:.2f}, accuracy {accuracy:.3f}")
+#
+#    **Answers**
+#
+#    1. The mean logit difference falls to -0.31 and the accuracy to 0.384:
+#       the same verdict as zero and mean ablation, head 1.3 carries the
+#       answer. The accuracy is even below one half, and lower than with the
+#       other two kinds: a real output of the head, taken from another
+#       sentence, does not only lack the answer, it can point the wrong way.
+#    2. The accuracy falls to 0.820, although each of the three heads alone
+#       kept it at 0.962 or more; yet the logit difference rises to 7.61. Of
+#       the 90 wrong answers, 2 are the subject and 80 are a name that is not
+#       in the sentence at all. The logit difference compares only the answer
+#       with the subject, so it cannot see these errors: measure the
+#       accuracy too. The three heads back each other up, which is why
+#       removing one at a time hid them.
+#    3. At the last position only: -0.17 and accuracy 0.462, the whole loss.
+#       At every position but the last: 6.83 and 1.000, no loss. The head
+#       does its work at the last position, where the answer is computed,
+#       and there it reads the subject, as its attention pattern showed.
