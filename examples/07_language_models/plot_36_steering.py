@@ -58,11 +58,11 @@ import itertools
 import matplotlib.pyplot as plt
 import torch
 
-from hooks_tutorial import lm
+from hooks_tutorial import count_hooks, lm
 
 print("torch", torch.__version__)
 model = lm.pretrained_lm()
-NAME_IDS = lm.encode(" ".join(lm.VOCAB[10:26]))[0]  # the 16 names
+NAME_IDS = lm.encode(" ".join(lm.NAMES))[0]  # the 16 names
 MARY, JOHN = lm.encode("Mary John")[0]
 
 
@@ -97,8 +97,10 @@ with torch.no_grad():
 # where the model predicts the answer) and average it over each set. The
 # steering direction is the mean of set 1 minus the mean of set 2: what, on
 # average, the model writes differently when the answer is Mary rather than
-# John. This is *contrastive activation addition* (CAA, Rimsky et al.,
-# 2024), which averages the difference over many pairs of prompts; Turner
+# John. Each prompt of set 1 has a partner in set 2 that differs in one
+# token, the subject, so this is *contrastive activation addition* (CAA,
+# Rimsky et al., 2024), which averages the difference over many such pairs
+# of prompts; Turner
 # et al. (2023) introduced *activation addition* (ActAdd) with the
 # difference of a single pair of prompts, such as "Love" and "Hate".
 
@@ -344,7 +346,7 @@ for alpha in [0.0, 1.0, 2.0]:
         f"Alice and Bob, alpha {alpha}: Bob {(said == lm.encode('Bob')[0, 0]).float().mean():.2f}, "
         f"Mary {(said == MARY).float().mean():.2f}"
     )
-print("hooks left on the model:", sum(len(m._forward_hooks) for m in model.modules()))
+print("hooks left on the model:", count_hooks(model))
 
 # %%
 # Pushed hard enough, the model says Mary in sentences where Mary does not
@@ -365,7 +367,7 @@ print("hooks left on the model:", sum(len(m._forward_hooks) for m in model.modul
 # one-word answer perfectly because the task is tiny and its answer sits in
 # one token; on large models the effect of a steering vector depends on the
 # layer and the behaviour, is often partial, and can hurt other abilities,
-# which is why those papers measure both.
+# which is why those papers also measure what else the vector changes.
 #
 # Exercises
 # ---------
