@@ -403,6 +403,7 @@ print("hooks left on the model:", count_hooks(model))
 #       first_name = prompts[:, lm.POSITIONS["A"]]
 #       second_name = prompts[:, lm.POSITIONS["B"]]
 #       print(f"|first-vs-second direction| = {first_vs_second.norm():.2f}")
+#       print(f"|Mary-vs-John direction| = {direction.norm():.2f}")
 #       for alpha in [1, 10, 20]:
 #           hook = add_at_last_position(first_vs_second, alpha)
 #           said = answers(prompts, model.blocks[1], hook)
@@ -440,7 +441,7 @@ print("hooks left on the model:", count_hooks(model))
 #       7.06 for Mary against John. With ``alpha`` 1 no answer flips (0.00);
 #       with 10 only 0.08 and with 20 only 0.10 of the answers are the first
 #       name, 0.22 stay with the second and 0.67 are another name. Averaged
-#       over 16 names, the names' identities cancel and little is left: this
+#       over all the names, their identities cancel and little is left: this
 #       model does not write "the first name" as one direction at the last
 #       position. A difference of means finds a direction only where the
 #       model has one; the pair of names on the page is the contrast the
@@ -449,6 +450,6 @@ print("hooks left on the model:", count_hooks(model))
 #       ways: adding it pushes towards Mary, subtracting it towards John.
 #    3. Mary in 1.00 of the answers, and every continuation ends with a full
 #       stop (``True``). The answer is written at the first step, where this
-#       hook pushes position 14 as the last-position hook does; at the
+#       hook pushes the prompt's last position as the page's hook does; at the
 #       second step the prompt is computed again without the push, and the
 #       model writes the full stop after the name it has already written.
