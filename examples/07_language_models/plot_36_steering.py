@@ -105,24 +105,33 @@ with torch.no_grad():
 # difference of a single pair of prompts, such as "Love" and "Hate".
 
 
-def last_residual(block, prompts):
-    """The residual stream after ``block`` at the last position, ``[n, 64]``."""
+def last_residuals(prompts):
+    """The residual stream after each block at the last position: ``{k: [n, 64]}``."""
     seen = {}
+    handles = []
 
-    def keep(module, args, output):
-        seen["residual"] = output[:, -1].detach()
+    def keep(k):
+        def hook(module, args, output):
+            seen[k] = output[:, -1].detach()
 
-    with block.register_forward_hook(keep), torch.no_grad():
-        model(prompts)
-    return seen["residual"]
+        return hook
+
+    try:
+        for k, block in enumerate(model.blocks):
+            handles.append(block.register_forward_hook(keep(k)))
+        with torch.no_grad():
+            model(prompts)
+    finally:
+        for handle in handles:
+            handle.remove()
+    return seen
 
 
+mary_residuals, john_residuals = last_residuals(to_mary), last_residuals(to_john)
 directions = {}
-for k, block in enumerate(model.blocks):
-    mary_mean = last_residual(block, to_mary).mean(0)
-    john_mean = last_residual(block, to_john).mean(0)
-    directions[k] = mary_mean - john_mean
-    typical = last_residual(block, to_john).norm(dim=-1).mean()
+for k in range(len(model.blocks)):
+    directions[k] = mary_residuals[k].mean(0) - john_residuals[k].mean(0)
+    typical = john_residuals[k].norm(dim=-1).mean()
     print(
         f"after block {k}: |direction| = {directions[k].norm():.2f}, "
         f"|residual| = {typical:.2f} on average"
@@ -180,7 +189,10 @@ for k, block in enumerate(model.blocks):
 # the answers that flip to Mary, the answers that stay John, the other names
 # and the answers that are not a name at all. The control is a random
 # direction of the same length: if any push of that size flipped the
-# answers, the difference of means would have found nothing special.
+# answers, the difference of means would have found nothing special. One
+# forward pass does the whole sweep: the batch holds the prompts once per
+# ``alpha``, and the same hook adds ``row_alphas``, a column with each row's
+# ``alpha``, times the direction (broadcasting).
 
 K = 1
 block = model.blocks[K]
@@ -191,28 +203,25 @@ random_direction *= direction.norm() / random_direction.norm()
 print(f"|direction| = {direction.norm():.2f}, |random direction| = {random_direction.norm():.2f}")
 
 alphas = [a / 2 for a in range(21)]
+n = len(test_to_john)
+# one batch: the 64 prompts once for each alpha; the hook gives each row its own alpha
+batch = test_to_john.repeat(len(alphas), 1)
+row_alphas = torch.tensor(alphas).repeat_interleave(n)[:, None]
 shares = {}
 for label, vector in [("steering", direction), ("random", random_direction)]:
-    rows = []
-    for alpha in alphas:
-        said = answers(test_to_john, block, add_at_last_position(vector, alpha))
-        is_name = torch.isin(said, NAME_IDS)
-        rows.append(
-            [
-                (said == MARY).float().mean().item(),
-                (said == JOHN).float().mean().item(),
-                (is_name & (said != MARY) & (said != JOHN)).float().mean().item(),
-                (~is_name).float().mean().item(),
-            ]
-        )
-    shares[label] = torch.tensor(rows)
+    said = answers(batch, block, add_at_last_position(vector, row_alphas)).view(len(alphas), n)
+    is_name = torch.isin(said, NAME_IDS)
+    other_name = is_name & (said != MARY) & (said != JOHN)
+    shares[label] = (
+        torch.stack([(said == MARY), (said == JOHN), other_name, ~is_name], dim=-1).float().mean(1)
+    )
 
 print("alpha | steering: Mary John other-name not-a-name | random: Mary John other-name not-a-name")
 for i, alpha in enumerate(alphas):
     if alpha in (0, 0.5, 1, 1.5, 2, 4, 6, 7, 8, 10):
-        steering = " ".join(f"{v:4.2f}" for v in shares["steering"][i])
-        random = " ".join(f"{v:4.2f}" for v in shares["random"][i])
-        print(f"{alpha:5.1f} | {steering} | {random}")
+        steered = " ".join(f"{v:4.2f}" for v in shares["steering"][i])
+        control = " ".join(f"{v:4.2f}" for v in shares["random"][i])
+        print(f"{alpha:5.1f} | {steered} | {control}")
 
 fig, axes = plt.subplots(1, 2, figsize=(9, 3.4), sharey=True)
 for ax, label in zip(axes, ["steering", "random"], strict=True):
@@ -394,7 +403,7 @@ print("hooks left on the model:", count_hooks(model))
 #
 #       # 1. first name vs second name, averaged over random names
 #       train = lm.make_names(500, seed=0)
-#       residual = last_residual(model.blocks[1], train.prompts)
+#       residual = last_residuals(train.prompts)[1]
 #       first_vs_second = (
 #           residual[~train.subject_is_a].mean(0) - residual[train.subject_is_a].mean(0)
 #       )
