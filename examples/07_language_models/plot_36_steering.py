@@ -240,9 +240,9 @@ plt.show()
 
 # %%
 # The steering direction flips 0.81 of the answers at ``alpha`` 0.5 and all
-# of them from 1 to 6. Past that it breaks: at 7 some answers and at 8 all
-# of them are another name, neither Mary nor John; up to 10 it never gives
-# a word that is not a name. The random direction of the same length never
+# of them from 1 to 6.5. Past that it breaks: at 7 some answers and from 7.5
+# on all of them are another name, neither Mary nor John; up to 10 it never
+# gives a word that is not a name. The random direction of the same length never
 # gives Mary: it leaves the answers alone up to ``alpha`` 1 and, from 1.5,
 # every answer is a word that is not a name. A large push takes the model
 # away from the residuals it was trained on, whichever way it goes; only the

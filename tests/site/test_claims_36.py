@@ -43,7 +43,9 @@ def test_direction_per_block() -> None:
     assert lengths[1][0] == pytest.approx(lengths[1][1], rel=0.05)
     assert lengths[2][0] > lengths[2][1]
     # "Block 0's direction does nothing ... Block 1 is the first block after which it works"
-    flips = [number(rf"steer after block {k} with alpha 1: Mary in ([\d.]+)", printed) for k in range(3)]
+    flips = [
+        number(rf"steer after block {k} with alpha 1: Mary in ([\d.]+)", printed) for k in range(3)
+    ]
     assert flips == [0.0, 1.0, 1.0]
 
 
@@ -83,12 +85,12 @@ def test_sweep() -> None:
                 [round(v, 2) for v in steering[i].tolist() + random[i].tolist()], abs=1e-9
             )
     by_alpha = dict(zip(alphas, steering.tolist(), strict=True))
-    # "flips 0.81 of the answers at alpha 0.5 and all of them from 1 to 6"
+    # "flips 0.81 of the answers at alpha 0.5 and all of them from 1 to 6.5"
     assert round(by_alpha[0.5][0], 2) == 0.81
-    assert all(by_alpha[a][0] == 1.0 for a in alphas if 1 <= a <= 6)
-    # "at 7 some answers and at 8 all of them are another name, neither Mary nor John"
+    assert all(by_alpha[a][0] == 1.0 for a in alphas if 1 <= a <= 6.5)
+    # "at 7 some answers and from 7.5 on all of them are another name, neither Mary nor John"
     assert 0 < by_alpha[7.0][2] < 1
-    assert by_alpha[8.0][2] == 1.0
+    assert all(by_alpha[a][2] == 1.0 for a in alphas if a >= 7.5)
     # "up to 10 it never gives a word that is not a name"
     assert float(steering[:, 3].max()) == 0.0
     random_by_alpha = dict(zip(alphas, random.tolist(), strict=True))
@@ -219,7 +221,7 @@ def test_key_value_cache() -> None:
     # from 14 on does in this loop without a cache"; the hook on -1 here does something else
     cached_tokens, cached_logits = _cached_generate(model, prompts, 3, last, [])
     from_14, from_14_logits = _uncached(model, prompts, 3, 14, vector)
-    on_last, on_last_logits = _uncached(model, prompts, 3, None, vector)
+    _, on_last_logits = _uncached(model, prompts, 3, None, vector)
     assert torch.equal(cached_tokens, from_14)
     for a, b in zip(cached_logits, from_14_logits, strict=True):
         torch.testing.assert_close(a, b, atol=1e-4, rtol=1e-4)
