@@ -6,10 +6,15 @@ Steering vectors: add a direction to the residual stream while the model writes
 
 .. index::
    ! steering vector
+   ! 引导向量
    ! activation addition
+   ! 激活加法
    ! contrastive activation addition
+   ! 对比激活加法
    ! key-value cache
+   ! 键值缓存
    residual stream
+   残差流
 
 The pages before this one only read a language model, or broke a piece of
 it to see what it carried. A *steering vector* changes what the model
