@@ -374,8 +374,8 @@ print("hooks left on the model:", count_hooks(model))
 #
 # The recipe is the one used on large models: a difference of means over
 # contrastive prompts (Rimsky et al. steer Llama 2 chat models towards or
-# away from behaviours such as sycophancy), a multiplier swept until the
-# text degrades, and a control. What carries over: the hook code, the
+# away from behaviours such as sycophancy), a strength swept over a range,
+# and a control. What carries over: the hook code, the
 # pitfalls of generation with and without a cache, the need for a random
 # control and a sweep. What does not: here one layer's direction flips a
 # one-word answer perfectly because the task is tiny and its answer sits in
