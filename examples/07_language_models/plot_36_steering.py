@@ -144,9 +144,9 @@ for k in range(len(model.blocks)):
 
 # %%
 # After block 0 the two means are almost equal: the direction is tiny next
-# to the residual itself. At the last position, block 0 has copied both names,
-# which are the same in both sets; which of them is the subject reaches the
-# last position only in block 1 (the head that :doc:`plot_34_attention_and_ablation`
+# to the residual itself. Both sets hold the same two names, and after block
+# 0 the last position does not yet depend on which of them is the subject;
+# that reaches the last position only in block 1 (the head that :doc:`plot_34_attention_and_ablation`
 # and :doc:`plot_35_activation_patching` found). After blocks 1 and 2 the
 # difference is as long as a typical residual, or longer.
 #
