@@ -1,0 +1,469 @@
+# Needs the hooks_tutorial library: pip install hooks-tutorial
+# (or the development version: pip install "git+https://github.com/hooks-tutorial/hooks-tutorial")
+"""
+Steering vectors: add a direction to the residual stream while the model writes
+===============================================================================
+
+.. index::
+   ! steering vector
+   ! 引导向量
+   ! activation addition
+   ! 激活加法
+   ! contrastive activation addition
+   ! 对比激活加法
+   ! key-value cache
+   ! 键值缓存
+   residual stream
+   残差流
+
+The pages before this one only read a language model, or broke a piece of
+it to see what it carried. A *steering vector* changes what the model
+says: a forward hook adds a fixed direction to the residual stream at every
+forward pass, and the model's answers follow. The direction comes from the
+model itself: the difference between its mean residual on two sets of
+prompts that differ in the behaviour we want to change. This page builds
+one on the name task, adds it with a forward hook while ``lm.generate``
+writes, measures how the answers change with the strength of the push,
+finds where it breaks, and compares it with a random direction of the same
+length.
+
+.. rubric:: What you will learn
+   :heading-level: 2
+
+- how a *difference of means* of the residual stream gives a direction, and
+  why the block you read it after matters;
+- how a forward hook that returns ``output + alpha * direction`` steers the
+  model, and what the strength ``alpha`` does (a figure);
+- what a hook sees during generation without a key-value cache, why a hook
+  on "the last position" then edits a different token at each step, and
+  what changes with a cache;
+- what the direction means on this model, and what a random direction of
+  the same length does.
+
+**Prerequisites**: :doc:`/auto_examples/02_module_hooks/plot_05_forward_hooks`,
+:doc:`/auto_examples/02_module_hooks/plot_08_handles_and_leaks`,
+:doc:`plot_35_activation_patching`.
+"""
+
+# %%
+# Two sets of prompts that differ in one thing
+# --------------------------------------------
+#
+# The model answers the name task: in ``When Mary and John went to the shop ,
+# John gave a book to`` the next word is ``Mary``, the name that was not
+# repeated. We want to push the model from one answer to the other. So the
+# two sets hold the same two names and differ only in the behaviour: in the
+# first set the answer is Mary (the subject is John), in the second it is
+# John (the subject is Mary). Both orders of the names, every object and
+# four of the eight places make the prompts the direction is built from; the
+# other four places are kept to test it.
+
+import itertools
+
+import matplotlib.pyplot as plt
+import torch
+
+from hooks_tutorial import count_hooks, lm
+
+print("torch", torch.__version__)
+model = lm.pretrained_lm()
+NAME_IDS = lm.encode(" ".join(lm.NAMES))[0]  # the 16 names
+MARY, JOHN = lm.encode("Mary John")[0]
+
+
+def name_prompts(first, second, subject, places):
+    """Prompts with the names in both orders, for every place and object."""
+    texts = [
+        f"<bos> When {a} and {b} went to the {place} , {subject} gave a {thing} to"
+        for place, thing in itertools.product(places, lm.OBJECTS)
+        for a, b in [(first, second), (second, first)]
+    ]
+    return torch.cat([lm.encode(text) for text in texts])
+
+
+build_places, test_places = lm.PLACES[:4], lm.PLACES[4:]
+to_mary = name_prompts("Mary", "John", "John", build_places)  # answer: Mary
+to_john = name_prompts("Mary", "John", "Mary", build_places)  # answer: John
+test_to_john = name_prompts("Mary", "John", "Mary", test_places)
+print("prompts per set:", len(to_mary), len(to_john), "held out:", len(test_to_john))
+print("set 1:", lm.decode(to_mary[0]))
+print("set 2:", lm.decode(to_john[0]))
+with torch.no_grad():
+    for label, prompts, answer in [("set 1", to_mary, MARY), ("set 2", to_john, JOHN)]:
+        accuracy = (model(prompts)[:, -1].argmax(-1) == answer).float().mean()
+        print(f"{label}: the model answers {lm.VOCAB[answer]} in {accuracy:.2f} of the prompts")
+
+# %%
+# A direction from the residual stream: a difference of means
+# -----------------------------------------------------------
+#
+# A forward hook on ``model.blocks[k]`` sees the residual stream after block
+# ``k``, ``[batch, 15, 64]``. We keep the last position (the second ``to``,
+# where the model predicts the answer) and average it over each set. The
+# steering direction is the mean of set 1 minus the mean of set 2: what, on
+# average, the model writes differently when the answer is Mary rather than
+# John. Each prompt of set 1 has a partner in set 2 that differs in one
+# token, the subject, so this is *contrastive activation addition* (CAA,
+# Rimsky et al., 2024), which averages the difference over many such pairs
+# of prompts; Turner
+# et al. (2023) introduced *activation addition* (ActAdd) with the
+# difference of a single pair of prompts, such as "Love" and "Hate".
+
+
+def last_residuals(prompts):
+    """The residual stream after each block at the last position: ``{k: [n, 64]}``."""
+    seen = {}
+    handles = []
+
+    def keep(k):
+        def hook(module, args, output):
+            seen[k] = output[:, -1].detach()
+
+        return hook
+
+    try:
+        for k, block in enumerate(model.blocks):
+            handles.append(block.register_forward_hook(keep(k)))
+        with torch.no_grad():
+            model(prompts)
+    finally:
+        for handle in handles:
+            handle.remove()
+    return seen
+
+
+mary_residuals, john_residuals = last_residuals(to_mary), last_residuals(to_john)
+directions = {}
+for k in range(len(model.blocks)):
+    directions[k] = mary_residuals[k].mean(0) - john_residuals[k].mean(0)
+    typical = john_residuals[k].norm(dim=-1).mean()
+    print(
+        f"after block {k}: |direction| = {directions[k].norm():.2f}, "
+        f"|residual| = {typical:.2f} on average"
+    )
+
+# %%
+# After block 0 the two means are almost equal: the direction is tiny next
+# to the residual itself. Both sets hold the same two names, and after block
+# 0 the last position does not yet depend on which of them is the subject;
+# that reaches the last position only in block 1 (the head that :doc:`plot_34_attention_and_ablation`
+# and :doc:`plot_35_activation_patching` found). After blocks 1 and 2 the
+# difference is as long as a typical residual, or longer.
+#
+# Steering with a forward hook
+# ----------------------------
+#
+# A forward hook that returns a tensor replaces the module's output. This one
+# adds ``alpha`` times the direction at the last position; everything after
+# the block computes on the edited residual. It returns a new tensor and
+# leaves the block's own output untouched.
+
+
+def add_at_last_position(direction, alpha):
+    def hook(module, args, output):
+        steered = output.clone()
+        steered[:, -1] += alpha * direction
+        return steered
+
+    return hook
+
+
+def answers(prompts, block=None, hook=None):
+    """The model's next token for each prompt, with ``hook`` on ``block`` if given."""
+    with torch.no_grad():
+        if hook is None:
+            return model(prompts)[:, -1].argmax(-1)
+        with block.register_forward_hook(hook):
+            return model(prompts)[:, -1].argmax(-1)
+
+
+for k, block in enumerate(model.blocks):
+    said = answers(test_to_john, block, add_at_last_position(directions[k], 1.0))
+    print(f"steer after block {k} with alpha 1: Mary in {(said == MARY).float().mean():.2f}")
+
+# %%
+# Block 0's direction does nothing: the two sets do not differ there yet.
+# Block 1 is the first block after which the direction works, so we steer
+# there from now on. The prompts tested are the held-out ones, whose answer
+# is John.
+#
+# How the answers change with the strength
+# ----------------------------------------
+#
+# We raise ``alpha`` from 0 to 10 and count, among the 64 held-out prompts,
+# the answers that flip to Mary, the answers that stay John, the other names
+# and the answers that are not a name at all. The control is a random
+# direction of the same length: if any push of that size flipped the
+# answers, the difference of means would have found nothing special. One
+# forward pass does the whole sweep: the batch holds the prompts once per
+# ``alpha``, and the same hook adds ``row_alphas``, a column with each row's
+# ``alpha``, times the direction (broadcasting).
+
+K = 1
+block = model.blocks[K]
+direction = directions[K]
+generator = torch.Generator().manual_seed(0)
+random_direction = torch.randn(64, generator=generator)
+random_direction *= direction.norm() / random_direction.norm()
+print(f"|direction| = {direction.norm():.2f}, |random direction| = {random_direction.norm():.2f}")
+
+alphas = [a / 2 for a in range(21)]
+n = len(test_to_john)
+# one batch: the 64 prompts once for each alpha; the hook gives each row its own alpha
+batch = test_to_john.repeat(len(alphas), 1)
+row_alphas = torch.tensor(alphas).repeat_interleave(n)[:, None]
+shares = {}
+for label, vector in [("steering", direction), ("random", random_direction)]:
+    said = answers(batch, block, add_at_last_position(vector, row_alphas)).view(len(alphas), n)
+    is_name = torch.isin(said, NAME_IDS)
+    other_name = is_name & (said != MARY) & (said != JOHN)
+    shares[label] = (
+        torch.stack([(said == MARY), (said == JOHN), other_name, ~is_name], dim=-1).float().mean(1)
+    )
+
+print("alpha | steering: Mary John other-name not-a-name | random: Mary John other-name not-a-name")
+for i, alpha in enumerate(alphas):
+    if alpha in (0, 0.5, 1, 1.5, 2, 4, 6, 7, 8, 10):
+        steered = " ".join(f"{v:4.2f}" for v in shares["steering"][i])
+        control = " ".join(f"{v:4.2f}" for v in shares["random"][i])
+        print(f"{alpha:5.1f} | {steered} | {control}")
+
+fig, axes = plt.subplots(1, 2, figsize=(9, 3.4), sharey=True)
+for ax, label in zip(axes, ["steering", "random"], strict=True):
+    table = shares[label]
+    ax.plot(alphas, table[:, 0], "o-", label="flips to Mary")
+    ax.plot(alphas, table[:, 1], "s-", label="stays John")
+    ax.plot(alphas, table[:, 2], "^-", label="another name")
+    ax.plot(alphas, table[:, 3], "x-", label="not a name")
+    ax.set_title(f"{label} direction (block {K}, last position)")
+    ax.set_xlabel("alpha")
+    ax.grid(alpha=0.3)
+axes[0].set_ylabel("share of the 64 held-out answers")
+axes[1].legend(loc="center right")
+fig.tight_layout()
+plt.show()
+
+# %%
+# The steering direction flips 0.81 of the answers at ``alpha`` 0.5 and all
+# of them from 1 to 6.5. Past that it breaks: at 7 some answers and from 7.5
+# on all of them are another name, neither Mary nor John; up to 10 it never
+# gives a word that is not a name. The random direction of the same length never
+# gives Mary: it leaves the answers alone up to ``alpha`` 1 and, from 1.5,
+# every answer is a word that is not a name. A large push takes the model
+# away from the residuals it was trained on, whichever way it goes; only the
+# difference of means moves it towards the answer we chose.
+#
+# Steering while the model generates
+# ----------------------------------
+#
+# ``lm.generate`` adds one token at a time. It has no *key-value cache*:
+# each step runs the model on the whole sequence so far, so a hook sees 15
+# positions at the first step, 16 at the second, and so on. A hook that
+# prints the shape it sees shows it.
+
+
+def show_shape(module, args, output):
+    print("  the hook on blocks[1] sees", list(output.shape))
+
+
+prompt = test_to_john[:1]
+with block.register_forward_hook(show_shape):
+    continuation = lm.generate(model, prompt, max_new_tokens=4)
+print("generated:", lm.decode(continuation[0, 15:]))
+
+# %%
+# Generation stopped at the full stop, after two steps. Now the steering
+# hook during generation, for a few strengths, with the random direction at
+# the strength where it breaks. ``lm.decode`` turns the new tokens back into
+# words.
+
+for label, vector, alpha in [
+    ("steering", direction, 0.0),
+    ("steering", direction, 0.5),
+    ("steering", direction, 1.0),
+    ("steering", direction, 4.0),
+    ("steering", direction, 8.0),
+    ("random", random_direction, 2.0),
+]:
+    with block.register_forward_hook(add_at_last_position(vector, alpha)):
+        out = lm.generate(model, test_to_john[:3], max_new_tokens=4)
+    words = " | ".join(lm.decode(row[15:]) for row in out)
+    print(f"{label:8s} alpha {alpha:3.1f}: {words}")
+
+# %%
+# Last position or every position, with and without a cache
+# ---------------------------------------------------------
+#
+# Without a cache, "the last position" is a different token at each step:
+# position 14 (the second ``to``) at the first step, the new name at
+# position 15 at the second. At the second step position 14 is computed
+# again, *without* the push. A hook that adds to every position instead
+# re-steers the whole prompt at every step. A hook that records which
+# positions it edited shows the difference.
+
+
+def recording(direction, alpha, where, edited):
+    def hook(module, args, output):
+        steered = output.clone()
+        length = output.shape[1]
+        first = 0 if where == "every" else length - 1
+        steered[:, first:] += alpha * direction
+        edited.append(f"{first}" if first == length - 1 else f"{first} to {length - 1}")
+        return steered
+
+    return hook
+
+
+results = {}
+for where in ["last", "every"]:
+    edited = []
+    with block.register_forward_hook(recording(direction, 1.0, where, edited)):
+        results[where] = lm.generate(model, test_to_john, max_new_tokens=4)
+    print(f"{where:5s} position: positions edited at each step: {edited}")
+same = torch.equal(results["last"], results["every"])
+print("the same tokens generated by both hooks:", same)
+print("continuations:", sorted({lm.decode(row[15:]) for row in results["every"]}))
+
+# %%
+# On this model both hooks write the same words: the answer is the first
+# generated token, decided at position 14 where both hooks push, and a full
+# stop follows it. On a longer text the two could drift apart, because one
+# pushes each position at one step only and the other at every step.
+#
+# Libraries such as Hugging Face ``transformers`` keep a *key-value cache*:
+# after the first step they run only the new token, whose attention reads
+# the keys and values stored for the earlier positions. A hook on a block
+# then sees ``[1, 15, 64]`` at the first step and ``[1, 1, 64]`` at every
+# later step. So, with a cache, a hook that edits position ``-1`` pushes
+# position 14 at the first step and then each new token once, and the
+# stored keys and values keep position 14 as it was pushed. Because the
+# attention is causal (no position reads a later one), that is what a hook
+# that edits every position from 14 on does in this loop without a cache;
+# here, the hook on ``-1`` edits position 14 at the first step only. And a
+# hook that adds to every position steers, with a cache, the whole prompt
+# at the first step and each new token after it. Check the shapes your hook
+# sees before you trust "the last position": on a cached model, a hook that
+# indexes ``[:, 14]`` fails at the second step, whose tensor has one
+# position.
+#
+# What the direction means
+# ------------------------
+#
+# The direction was built from prompts about Mary and John. Is it "the
+# answer is the other name", or "say Mary"? Prompts with two other names
+# tell.
+
+alice_bob = name_prompts("Alice", "Bob", "Alice", lm.PLACES)
+for alpha in [0.0, 1.0, 2.0]:
+    said = answers(alice_bob, block, add_at_last_position(direction, alpha))
+    print(
+        f"Alice and Bob, alpha {alpha}: Bob {(said == lm.encode('Bob')[0, 0]).float().mean():.2f}, "
+        f"Mary {(said == MARY).float().mean():.2f}"
+    )
+print("hooks left on the model:", count_hooks(model))
+
+# %%
+# Pushed hard enough, the model says Mary in sentences where Mary does not
+# appear: the direction carries "Mary rather than John", not "the other
+# person". In this model, which name to say is written as that name's
+# identity at the last position, so a difference of means between two names
+# is a direction for one name against the other.
+#
+# What a tiny model can and cannot tell
+# -------------------------------------
+#
+# The recipe is the one used on large models: a difference of means over
+# contrastive prompts (Rimsky et al. steer Llama 2 chat models towards or
+# away from behaviours such as sycophancy), a strength swept over a range,
+# and a control. What carries over: the hook code, the
+# pitfalls of generation with and without a cache, the need for a random
+# control and a sweep. What does not: here one layer's direction flips a
+# one-word answer perfectly because the task is tiny and its answer sits in
+# one token; on large models the effect of a steering vector depends on the
+# layer and the behaviour, is often partial, and can hurt other abilities,
+# which is why those papers also measure what else the vector changes.
+#
+# Exercises
+# ---------
+#
+# 1. The design that looks natural is to contrast "the answer is the first
+#    name" with "the answer is the second name" over random sentences from
+#    ``lm.make_names``. Build that direction after block 1 from 500
+#    sentences (set 1: the subject is the second name; set 2: the subject
+#    is the first) and add it with ``alpha`` 1, 10 and 20 to the prompts of
+#    ``lm.make_names(500, seed=1, split="test")`` whose subject is the first
+#    name. What share flips to the first name?
+# 2. Steer the other way: add ``-1`` times the direction to the held-out
+#    prompts whose answer is Mary (subject John). What share answers John?
+# 3. Steer only the prompt: a hook that adds the direction at position 14
+#    only when it sees 15 positions, that is at the first step (ActAdd,
+#    too, adds its vector to positions of the prompt, not to the generated
+#    tokens). Generate with ``alpha`` 1 on the held-out prompts: what share
+#    of the answers is Mary, and do the continuations still end with a full
+#    stop?
+#
+# .. dropdown:: Solutions
+#
+#    .. code-block:: python
+#
+#       # 1. first name vs second name, averaged over random names
+#       train = lm.make_names(500, seed=0)
+#       residual = last_residuals(train.prompts)[1]
+#       first_vs_second = (
+#           residual[~train.subject_is_a].mean(0) - residual[train.subject_is_a].mean(0)
+#       )
+#       test = lm.make_names(500, seed=1, split="test")
+#       prompts = test.prompts[test.subject_is_a]
+#       first_name = prompts[:, lm.POSITIONS["A"]]
+#       second_name = prompts[:, lm.POSITIONS["B"]]
+#       print(f"|first-vs-second direction| = {first_vs_second.norm():.2f}")
+#       print(f"|Mary-vs-John direction| = {direction.norm():.2f}")
+#       for alpha in [1, 10, 20]:
+#           hook = add_at_last_position(first_vs_second, alpha)
+#           said = answers(prompts, model.blocks[1], hook)
+#           is_name = torch.isin(said, NAME_IDS)
+#           other = is_name & (said != first_name) & (said != second_name)
+#           print(
+#               f"alpha {alpha}: first name {(said == first_name).float().mean():.2f}, "
+#               f"second name {(said == second_name).float().mean():.2f}, "
+#               f"another name {other.float().mean():.2f}, "
+#               f"not a name {(~is_name).float().mean():.2f}"
+#           )
+#
+#       # 2. minus the direction on prompts whose answer is Mary
+#       test_to_mary = name_prompts("Mary", "John", "John", test_places)
+#       said = answers(test_to_mary, block, add_at_last_position(direction, -1.0))
+#       print(f"alpha -1 on answer-Mary prompts: John {(said == JOHN).float().mean():.2f}")
+#
+#       # 3. push only the prompt, at the first step
+#       def add_to_prompt_only(module, args, output):
+#           if output.shape[1] != 15:
+#               return None
+#           steered = output.clone()
+#           steered[:, 14] += direction
+#           return steered
+#
+#       with block.register_forward_hook(add_to_prompt_only):
+#           out = lm.generate(model, test_to_john, max_new_tokens=4)
+#       print(f"prompt only: Mary {(out[:, 15] == MARY).float().mean():.2f}")
+#       full_stop = lm.encode(".")[0, 0]
+#       print("every continuation ends with a full stop:", bool((out[:, -1] == full_stop).all()))
+#
+#    **Answers**
+#
+#    1. Almost none. The first-vs-second direction is short, 0.83 against
+#       7.06 for Mary against John. With ``alpha`` 1 no answer flips (0.00);
+#       with 10 only 0.08 and with 20 only 0.10 of the answers are the first
+#       name, 0.22 stay with the second and 0.67 are another name. Averaged
+#       over all the names, their identities cancel and little is left: this
+#       model does not write "the first name" as one direction at the last
+#       position. A difference of means finds a direction only where the
+#       model has one; the pair of names on the page is the contrast the
+#       model does write.
+#    2. All of them: John in 1.00 of the answers. The direction works both
+#       ways: adding it pushes towards Mary, subtracting it towards John.
+#    3. Mary in 1.00 of the answers, and every continuation ends with a full
+#       stop (``True``). The answer is written at the first step, where this
+#       hook pushes the prompt's last position as the page's hook does; at the
+#       second step the prompt is computed again without the push, and the
+#       model writes the full stop after the name it has already written.
