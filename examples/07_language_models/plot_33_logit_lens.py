@@ -152,12 +152,15 @@ rebuilt = seen["block input"] + seen["attn output"] + seen["mlp output"]
 print(
     "block output == input + attn output + mlp output:", torch.equal(rebuilt, seen["block output"])
 )
+reordered = seen["mlp output"] + seen["attn output"] + seen["block input"]
+largest = (reordered - seen["block output"]).abs().max().item()
+print(f"added in another order, largest difference: {largest:.1e}")
 print("hooks left on the model:", ht.count_hooks(model).total)
 
 # %%
-# The sum is exact here (``torch.equal``) because it adds the same tensors in
-# the same order as the block does; in another order, floating-point rounding
-# would make it equal only up to about ``1e-6``, so compare with
+# The sum is exact (``torch.equal``) because it adds the same tensors in the
+# same order as the block does. Added in another order, floating-point
+# rounding makes it differ in the last digits, so compare with
 # ``torch.allclose`` in general.
 #
 # Record the residual stream at every layer
