@@ -47,12 +47,13 @@ to" with "Tom", and asks at which block the answer appears.
 # something, and the next word is the *other* name, the indirect object.
 # Nothing in the last word says which name it is, so the model has to move
 # information from earlier positions to the last one. Every sentence has the
-# same 17 tokens: the prompt is the first 15, and the answer is token 15.
+# same 17 tokens, so a position means the same word in every sentence: the
+# prompt is the first 15 tokens, and the answer is the next one.
 #
 # The model, :class:`hooks_tutorial.lm.TinyLM`, is a decoder-only transformer
-# in the style of GPT-2 with 3 blocks, small enough to run on a CPU in
-# milliseconds. Its weights ship with the library: nothing is downloaded.
-# Each part a hook needs is a module with a name.
+# in the style of GPT-2, small enough for a CPU. Its weights ship with the
+# library: nothing is downloaded. Each part a hook needs is a module with a
+# name: the printout below lists them.
 
 import matplotlib.pyplot as plt
 import torch
@@ -110,7 +111,7 @@ print(lm.decode(generated[0]))
 # adds it back: ``x = x + attn(ln1(x))``, then ``x = x + mlp(ln2(x))``. The
 # stream is a running sum: after block ``i`` it holds the token and position
 # embeddings plus everything that the attention layers and MLPs of blocks
-# ``0`` to ``i`` added. Elhage et al. (2021) named it the **residual stream**:
+# ``0`` to ``i`` added. Elhage et al. (2021) call it the **residual stream**:
 # every layer reads from it and writes to it, and it is the only path from
 # one block to the next.
 #
@@ -389,6 +390,7 @@ plt.show()
 # 0 and block 1 in every sentence. In the first sentence, the lens after
 # block 0 even predicts Kate, the subject, at the last position; after block
 # 1 it predicts Tom.
+#
 # At the other positions, the words of the template are read from block 0
 # on (accuracy 0.985, with probability 0.994 after block 1). The words
 # drawn at random are no better than chance at any layer (chance 0.095).
