@@ -374,8 +374,8 @@ plt.show()
 #
 # - **Embeddings.** At the last position the stream holds only the word
 #   "to" and its position. The lens already predicts a name, the same one
-#   for all 500 sentences: the embeddings say that a name comes after this
-#   "to", not which one. The accuracy, 0.068, is near chance (one name in
+#   for all 500 sentences: the embeddings say that a name comes next, not
+#   which one. The accuracy, 0.068, is near chance (one name in
 #   16).
 # - **After block 0.** The top token is one of the sentence's two names in
 #   0.818 of the sentences, but it is the answer in only 0.402: about as
@@ -409,10 +409,11 @@ plt.show()
 #   words); in larger models the logit lens often gives poor predictions for
 #   the early layers (Belrose et al., 2023).
 # - **The tuned lens** (Belrose et al., 2023) trains, for each layer, an
-#   affine map (a *translator*) that brings the layer's residual closer to
-#   the last one before the same readout. It reads earlier layers better,
-#   but it is trained, so part of what it shows is what it learned to show.
-#   Exercise 3 builds a cheap one.
+#   affine map (a *translator*) applied before the same readout, so that the
+#   lens's prediction matches the model's final prediction. It reads earlier
+#   layers better, but it is trained, so part of what it shows is what it
+#   learned to show. Exercise 3 builds a cheap one, fitted by least squares
+#   to the last residual instead.
 # - **Reading is not using.** The lens shows what can be read from a layer,
 #   not what the next blocks use, nor where the information came from. To
 #   find out which parts of the model make the answer, change them and
