@@ -207,7 +207,9 @@ def share_restored(patched):
 
 
 print("one patch, block 0 at position 10:")
-print(f"  share restored {share_restored(patched_diff(corrupted.prompts, 'block 0', 10, clean_resid)):.2f}")
+print(
+    f"  share restored {share_restored(patched_diff(corrupted.prompts, 'block 0', 10, clean_resid)):.2f}"
+)
 
 # %%
 # Now every layer at every position: 4 x 15 = 60 runs of the corrupted
@@ -220,7 +222,23 @@ restored = np.array(
         for layer in LAYERS
     ]
 )
-TOKENS = "<bos> When A and B went to the PLACE , S gave a OBJECT to".split()
+TOKENS = [
+    "<bos>",
+    "When",
+    "A",
+    "and",
+    "B",
+    "went",
+    "to",
+    "the",
+    "PLACE",
+    ",",
+    "S",
+    "gave",
+    "a",
+    "OBJECT",
+    "to",
+]
 print("share restored" + "".join(f"{t:>7}" for t in TOKENS[8:]))
 for name, row in zip(LAYERS, restored, strict=True):
     print(f"{name:14}" + "".join(f"{v:7.2f}" for v in row[8:]))
@@ -267,7 +285,9 @@ plt.show()
 
 layer_names = np.array(LAYERS)[np.nonzero(restored > 0.5)[0]]
 for name, p in zip(layer_names, np.nonzero(restored > 0.5)[1], strict=True):
-    print(f"share > 0.5: {name} at position {p} ({TOKENS[p]}): {restored[LAYERS.index(name), p]:.2f}")
+    print(
+        f"share > 0.5: {name} at position {p} ({TOKENS[p]}): {restored[LAYERS.index(name), p]:.2f}"
+    )
 
 # %%
 # Which head moves it
@@ -323,7 +343,10 @@ head_restored = {}
 for label, where in [("at the last position", -1), ("at every position", slice(None))]:
     head_restored[label] = np.array(
         [
-            [share_restored(patched_head_diff(corrupted.prompts, b, h, clean_heads, where)) for h in range(4)]
+            [
+                share_restored(patched_head_diff(corrupted.prompts, b, h, clean_heads, where))
+                for h in range(4)
+            ]
             for b in range(3)
         ]
     )
@@ -402,7 +425,9 @@ def zero_ablated_diff(block, head):
 ablated = np.array([[zero_ablated_diff(b, h) for h in range(4)] for b in range(3)])
 worst = np.unravel_index(ablated.argmin(), (3, 4))
 others = np.delete(ablated.flatten(), worst[0] * 4 + worst[1])
-print(f"zero ablation, block 1, head 3: logit difference {ablated[1, 3]:.2f} (clean {clean_diff:.2f})")
+print(
+    f"zero ablation, block 1, head 3: logit difference {ablated[1, 3]:.2f} (clean {clean_diff:.2f})"
+)
 print(f"every other head: from {others.min():.2f} to {others.max():.2f}")
 print(f"the head ablation hurts most: block {worst[0]}, head {worst[1]}")
 print("the same head as patching:", tuple(worst) == tuple(best))
@@ -499,9 +524,15 @@ print("            denoise a  denoise b  noise a  noise b   (share restored / lo
 for label, combine in [("AND (min)", torch.minimum), ("OR (max)", torch.maximum)]:
     toy = TwoSites(combine)
     high, low = toy(toy_clean).item(), toy(toy_corrupted).item()
-    denoised = [(toy_patch(toy, s, toy_corrupted, torch.ones(1)) - low) / (high - low) for s in "ab"]
+    denoised = [
+        (toy_patch(toy, s, toy_corrupted, torch.ones(1)) - low) / (high - low) for s in "ab"
+    ]
     noised = [(high - toy_patch(toy, s, toy_clean, torch.zeros(1))) / (high - low) for s in "ab"]
-    print(f"{label:10}" + "".join(f"{v:11.2f}" for v in denoised) + "".join(f"{v:9.2f}" for v in noised))
+    print(
+        f"{label:10}"
+        + "".join(f"{v:11.2f}" for v in denoised)
+        + "".join(f"{v:9.2f}" for v in noised)
+    )
 print("hooks left on the toy:", ht.count_hooks(toy))
 
 # %%
@@ -630,7 +661,8 @@ print("hooks left on the toy:", ht.count_hooks(toy))
 #       0.30 and 0.33 and block 2's attention 0.06: they work on what head
 #       1.3 wrote at the last position, and each holds a part of the
 #       difference it put there. Block 0's attention and MLP restore nothing
-#       (-0.01 and -0.00): at the last position they see no difference yet.
+#       (-0.01 and -0.00): what they write at the end barely differs between
+#       the runs, and nothing after them uses it.
 #    2. 0.25. Where the head looks is mostly the same in both runs: from the
 #       last position, 0.81 of its attention goes to position 10 in each. It
 #       also puts a small weight on the name that is not the subject (0.12
