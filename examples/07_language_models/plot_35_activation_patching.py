@@ -365,7 +365,8 @@ for ax, (label, values) in zip(axes, head_restored.items(), strict=True):
     ax.set_yticks(range(3), [f"block {b}" for b in range(3)])
     ax.set_title(f"patched {label}")
     for (i, j), value in np.ndenumerate(values):
-        ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=8)
+        color = "white" if abs(value) > 0.5 else "black"
+        ax.text(j, i, f"{value:.2f}", ha="center", va="center", color=color, fontsize=8)
 fig.colorbar(image, ax=axes, label="share restored")
 fig.suptitle("Patching one attention head's output into the corrupted run")
 plt.show()
