@@ -100,8 +100,8 @@ print(f"logit difference, corrupted run: {corrupted_diff:.2f}")
 # is 0 when the patch changes nothing and 1 when it gives back the clean
 # logit difference.
 #
-# This is **activation patching**. Meng et al. (2022) introduced it as
-# *causal tracing* to find where GPT models store facts; Wang et al. (2022)
+# This is **activation patching**. Meng et al. (2022) made it widely known,
+# as *causal tracing*, to find where GPT models store facts; Wang et al. (2022)
 # used it to map the circuit of this task (indirect-object identification)
 # in GPT-2 small; Heimersheim & Nanda (2024), "How to use and interpret
 # activation patching", is the practical guide this page follows. Their
@@ -397,9 +397,9 @@ print(f"where it looks most: position {looks.argmax().item()} ({TOKENS[looks.arg
 # The path is complete: the subject's name stays at position 10 through
 # block 0; in block 1, head 3 reads it from the last position and writes it
 # there; from then on the difference lives at the end. This matches the
-# IOI study's picture in GPT-2 small, where *S-inhibition* heads move the
-# subject's name to the end so that later heads avoid it, although there it
-# takes many heads in several layers.
+# IOI study's picture in GPT-2 small, where *S-inhibition* heads move
+# information about the subject to the end, where it keeps later heads from
+# copying that name, although there it takes many heads in several layers.
 #
 # The same head as page 34's ablation
 # -----------------------------------
