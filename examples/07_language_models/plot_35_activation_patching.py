@@ -206,21 +206,59 @@ def share_restored(patched):
     return (patched - corrupted_diff) / (clean_diff - corrupted_diff)
 
 
-print("one patch, block 0 at position 10:")
-print(
-    f"  share restored {share_restored(patched_diff(corrupted.prompts, 'block 0', 10, clean_resid)):.2f}"
-)
+one_patch = share_restored(patched_diff(corrupted.prompts, "block 0", 10, clean_resid))
+print(f"one patch, block 0 at position 10:\n  share restored {one_patch:.2f}")
 
 # %%
-# Now every layer at every position: 4 x 15 = 60 runs of the corrupted
-# prompts, each with one hook that lives for one run.
+# Now every layer at every position: 4 x 15 = 60 patched runs. One at a
+# time, that is 60 runs of the model, each a long chain of small
+# operations. A batch does it in 4 runs: repeat the prompts once per
+# position (15 copies of the sentences), and let one hook put the clean
+# value at position ``p`` into copy ``p`` only. Each copy is then its own
+# patched run, and its logit difference is read from its own slice of the
+# output. A handle is also a context manager: ``with handle:`` removes the
+# hook when the block ends.
 
+n = len(clean)
 positions = range(clean.prompts.shape[1])
+
+
+def patch_each_position(layer, source):
+    """A hook for the prompts repeated once per position: copy p is patched at p."""
+
+    def patched(x):
+        x = x.clone()
+        for p in positions:
+            x[p * n : (p + 1) * n, p] = source[layer][:, p]
+        return x
+
+    if layer == "embed":
+        return model.blocks[0].register_forward_pre_hook(lambda module, args: (patched(args[0]),))
+    block = model.blocks[int(layer.split()[1])]
+    return block.register_forward_hook(lambda module, args, output: patched(output))
+
+
+def diffs_per_copy(prompts, copies, handle):
+    """Run the prompts repeated `copies` times, then remove the hook: one logit difference per copy."""
+    with handle, torch.no_grad():
+        logits = model(prompts.repeat(copies, 1))
+    return [logit_diff(chunk) for chunk in logits.split(n)]
+
+
 restored = np.array(
     [
-        [share_restored(patched_diff(corrupted.prompts, layer, p, clean_resid)) for p in positions]
+        [
+            share_restored(diff)
+            for diff in diffs_per_copy(
+                corrupted.prompts, 15, patch_each_position(layer, clean_resid)
+            )
+        ]
         for layer in LAYERS
     ]
+)
+print(
+    "block 0 at position 10 as in the single run:",
+    np.isclose(restored[1, 10], one_patch, atol=1e-4),
 )
 TOKENS = [
     "<bos>",
@@ -323,20 +361,22 @@ def record_heads(prompts):
 clean_heads = record_heads(clean.prompts)
 
 
-def patched_head_diff(prompts, block, head, source, where):
-    """where: a position (an int) or slice(None) for every position."""
+# %%
+# As for the residual stream, one run per block patches its 4 heads: copy
+# ``h`` of the prompts gets head ``h``'s clean columns, at the last position
+# (``where=-1``) or at every position (``where=slice(None)``).
+
+
+def patch_each_head(block, source, where):
+    """A pre-hook for the prompts repeated 4 times: copy h gets head h from source."""
 
     def pre_hook(module, args):
-        heads = args[0].clone()
-        heads[:, where, head_columns[head]] = source[block][:, where, head_columns[head]]
+        heads = args[0].clone()  # [copies * n, positions, 64]
+        for h, columns in enumerate(head_columns):
+            heads[h * n : (h + 1) * n, where, columns] = source[block][:, where, columns]
         return (heads,)
 
-    handle = model.blocks[block].attn.out.register_forward_pre_hook(pre_hook)
-    try:
-        with torch.no_grad():
-            return logit_diff(model(prompts))
-    finally:
-        handle.remove()
+    return model.blocks[block].attn.out.register_forward_pre_hook(pre_hook)
 
 
 head_restored = {}
@@ -344,8 +384,10 @@ for label, where in [("at the last position", -1), ("at every position", slice(N
     head_restored[label] = np.array(
         [
             [
-                share_restored(patched_head_diff(corrupted.prompts, b, h, clean_heads, where))
-                for h in range(4)
+                share_restored(diff)
+                for diff in diffs_per_copy(
+                    corrupted.prompts, 4, patch_each_head(b, clean_heads, where)
+                )
             ]
             for b in range(3)
         ]
@@ -409,21 +451,19 @@ print(f"where it looks most: position {looks.argmax().item()} ({TOKENS[looks.arg
 # pre-hook puts zeros in the head's columns of the clean run.
 
 
-def zero_ablated_diff(block, head):
+def zero_each_head(block):
+    """A pre-hook for the prompts repeated 4 times: copy h runs without head h."""
+
     def pre_hook(module, args):
         heads = args[0].clone()
-        heads[..., head_columns[head]] = 0
+        for h, columns in enumerate(head_columns):
+            heads[h * n : (h + 1) * n, :, columns] = 0
         return (heads,)
 
-    handle = model.blocks[block].attn.out.register_forward_pre_hook(pre_hook)
-    try:
-        with torch.no_grad():
-            return logit_diff(model(clean.prompts))
-    finally:
-        handle.remove()
+    return model.blocks[block].attn.out.register_forward_pre_hook(pre_hook)
 
 
-ablated = np.array([[zero_ablated_diff(b, h) for h in range(4)] for b in range(3)])
+ablated = np.array([diffs_per_copy(clean.prompts, 4, zero_each_head(b)) for b in range(3)])
 worst = np.unravel_index(ablated.argmin(), (3, 4))
 others = np.delete(ablated.flatten(), worst[0] * 4 + worst[1])
 print(
@@ -473,7 +513,12 @@ def share_lost(patched):
 
 lost = np.array(
     [
-        [share_lost(patched_diff(clean.prompts, layer, p, corrupted_resid)) for p in positions]
+        [
+            share_lost(diff)
+            for diff in diffs_per_copy(
+                clean.prompts, 15, patch_each_position(layer, corrupted_resid)
+            )
+        ]
         for layer in LAYERS
     ]
 )
@@ -651,8 +696,8 @@ print("hooks left on the toy:", ht.count_hooks(toy))
 #       with torch.no_grad():
 #           third_diff = logit_diff(model(third_prompts))
 #       print(f"third-name run: logit difference {third_diff:.2f}")
-#       restored_share = (patched_head_diff(third_prompts, 1, 3, clean_heads, -1) - third_diff) / (
-#           clean_diff - third_diff)
+#       head_diffs = diffs_per_copy(third_prompts, 4, patch_each_head(1, clean_heads, -1))
+#       restored_share = (head_diffs[3] - third_diff) / (clean_diff - third_diff)
 #       print(f"head 1.3 patched at the last position: share restored {restored_share:.2f}")
 #
 #    **Answers**
