@@ -69,6 +69,8 @@ def test_positions_before_the_subject_are_equal() -> None:
 def test_the_residual_map() -> None:
     printed = outputs(PAGE)
     assert "one patch, block 0 at position 10:\n  share restored 1.01" in printed
+    # "Each copy is then its own patched run": the batched grid gives the single run's value
+    assert "block 0 at position 10 as in the single run: True" in printed
     restored = _residual_map(printed)
     assert number(r"positions 0-7, largest \|share\|: ([\d.]+)", printed) <= NEAR
     # "Only four cells light up": embed and block 0 at position 10 (S), blocks 1 and 2 at
