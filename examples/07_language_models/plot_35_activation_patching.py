@@ -415,12 +415,12 @@ plt.show()
 
 # %%
 # One head carries the whole difference: block 1, head 3 (head 1.3 for
-# short, as on page 34). Patching its
-# output at the last position alone restores as much as patching it at
-# every position, so what matters is what it writes at the end. Every other
-# head, patched alone, restores almost nothing. Where does it read from? A
-# forward hook on ``attn.softmax`` (page 34) records its attention pattern:
-# from the last position it looks mostly at position 10, the subject.
+# short, as on page 34). Patching its output at the last position alone
+# restores as much as patching it at every position, so what matters is
+# what it writes at the end. Every other head, patched alone, restores
+# almost nothing. Where does it read from? A forward hook on
+# ``attn.softmax`` (page 34) records its attention pattern: from the last
+# position it looks mostly at position 10, the subject.
 
 pattern = {}
 handle = model.blocks[1].attn.softmax.register_forward_hook(
