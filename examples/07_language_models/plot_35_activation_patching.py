@@ -1,0 +1,724 @@
+# Needs the hooks_tutorial library: pip install hooks-tutorial
+# (or the development version: pip install "git+https://github.com/hooks-tutorial/hooks-tutorial")
+"""
+Activation patching: where the answer travels
+=============================================
+
+.. index::
+   ! activation patching
+   ! 激活修补
+   ! causal tracing
+   ! denoising
+   ! noising
+   ! logit difference
+   ! logit 差
+
+Ablation (the previous page) removes a head and watches what breaks. Activation
+patching asks a sharper question. Run the model on two prompts that differ in
+one word and give different answers: a *clean* run and a *corrupted* run.
+Copy one activation from the clean run into the corrupted run, at one layer
+and one position, and measure how much of the clean answer comes back. Where
+the copy restores the answer, that activation carries the difference between
+the two prompts. Done at every layer and position, it draws the path the
+information takes through the model. Two hooks are enough: a forward hook
+that records, and a forward hook that replaces.
+
+.. rubric:: What you will learn
+   :heading-level: 2
+
+- how to build a clean and a corrupted prompt, and the metric of patching:
+  the share of the logit difference that a patch restores;
+- how forward hooks record the clean residual stream, and how a forward hook
+  that returns a new output patches one (layer, position) of the corrupted
+  run;
+- how to read the (layer, position) map: at which block the subject's name
+  moves from its own position to the last one;
+- how a forward pre-hook on ``attn.out`` patches one attention head, and how
+  the result agrees with head ablation;
+- the two directions of patching, denoising and noising, and why they can
+  disagree.
+
+**Prerequisites**: :doc:`/auto_examples/02_module_hooks/plot_05_forward_hooks`,
+:doc:`/auto_examples/02_module_hooks/plot_06_forward_pre_hooks`,
+:doc:`/auto_examples/02_module_hooks/plot_08_handles_and_leaks` and
+:doc:`/auto_examples/07_language_models/plot_34_attention_and_ablation`.
+"""
+
+# %%
+# A clean run and a corrupted run
+# -------------------------------
+#
+# The clean prompts are test sentences of the name task. The corrupted
+# prompts are the same sentences with the other name as the subject
+# (``with_other_subject()``), so the right answer flips. The two differ in
+# one token only, the subject at position 10: everything the model does
+# differently must start there.
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+
+import hooks_tutorial as ht
+from hooks_tutorial import lm
+
+model = lm.pretrained_lm()
+clean = lm.make_names(100, seed=1, split="test")
+corrupted = clean.with_other_subject()
+print("clean:    ", lm.decode(clean.prompts[0]), "->", lm.VOCAB[clean.answers[0]])
+print("corrupted:", lm.decode(corrupted.prompts[0]), "->", lm.VOCAB[corrupted.answers[0]])
+differ = (clean.prompts != corrupted.prompts).any(dim=0).nonzero().flatten().tolist()
+print("positions where the prompts differ:", differ)
+
+# %%
+# The measure is the **logit difference** of page 34, always taken with the
+# *clean* names: the clean answer's logit minus the clean subject's logit, at
+# the last position. The clean run scores high; the corrupted run, whose
+# answer is the clean subject, scores about as low.
+
+rows = torch.arange(len(clean))
+
+
+def logit_diff(logits):
+    """Mean over sentences of (clean answer - clean subject) logit, last position."""
+    last = logits[:, -1]
+    return (last[rows, clean.answers] - last[rows, clean.subjects]).mean().item()
+
+
+with torch.no_grad():
+    clean_diff = logit_diff(model(clean.prompts))
+    corrupted_diff = logit_diff(model(corrupted.prompts))
+print(f"logit difference, clean run:     {clean_diff:.2f}")
+print(f"logit difference, corrupted run: {corrupted_diff:.2f}")
+
+# %%
+# A patched run lands somewhere between the two. Its **share restored**,
+#
+# .. math::
+#
+#    \frac{\text{patched} - \text{corrupted}}{\text{clean} - \text{corrupted}},
+#
+# is 0 when the patch changes nothing and 1 when it gives back the clean
+# logit difference.
+#
+# This is **activation patching**. Meng et al. (2022) made it widely known,
+# as *causal tracing*, to find where GPT models store facts; Wang et al. (2022)
+# used it to map the circuit of this task (indirect-object identification)
+# in GPT-2 small; Heimersheim & Nanda (2024), "How to use and interpret
+# activation patching", is the practical guide this page follows. Their
+# advice on the corrupted prompt: change as little as possible and stay on
+# the data the model knows (here, one name for another), rather than adding
+# Gaussian noise to the embeddings as causal tracing did, which takes the
+# model to inputs it never saw.
+#
+# Record the clean residual stream
+# --------------------------------
+#
+# As on page 33, a forward pre-hook on ``blocks[0]`` records the embeddings
+# (token plus position) and a forward hook on each block records the
+# residual stream after it. ``detach()`` keeps the values without the graph
+# (there is none under ``no_grad``, but a hook should not rely on that), and
+# ``try``/``finally`` removes the hooks whatever happens.
+
+LAYERS = ["embed", "block 0", "block 1", "block 2"]
+
+
+def record_residuals(prompts):
+    saved = {}
+
+    def save_embeddings(module, args):
+        saved["embed"] = args[0].detach()
+
+    def save_block(name):
+        def hook(module, args, output):
+            saved[name] = output.detach()
+
+        return hook
+
+    handles = [model.blocks[0].register_forward_pre_hook(save_embeddings)]
+    for i, block in enumerate(model.blocks):
+        handles.append(block.register_forward_hook(save_block(f"block {i}")))
+    try:
+        with torch.no_grad():
+            model(prompts)
+    finally:
+        for handle in handles:
+            handle.remove()
+    return saved
+
+
+clean_resid = record_residuals(clean.prompts)
+corrupted_resid = record_residuals(corrupted.prompts)
+print({name: list(value.shape) for name, value in clean_resid.items()})
+print("hooks left:", ht.count_hooks(model))
+
+# %%
+# The model is causal: position ``p`` attends only to positions up to ``p``.
+# So before position 10 the two runs are the same computation on the same
+# tokens, and their residuals are equal; patching there cannot change
+# anything. From position 10 on they differ.
+
+for name in LAYERS:
+    same = torch.equal(clean_resid[name][:, :10], corrupted_resid[name][:, :10])
+    gap = (clean_resid[name] - corrupted_resid[name]).norm(dim=-1).mean(0)
+    print(f"{name:8}: positions 0-9 equal: {same}; mean distance at 10-14:", end=" ")
+    print(" ".join(f"{d:5.2f}" for d in gap[10:].tolist()))
+
+# %%
+# Patch one layer at one position
+# -------------------------------
+#
+# A forward hook that returns a tensor replaces the module's output (page
+# 5). The patching hook copies the corrupted output, puts the clean value in
+# at one position, and returns the copy; the blocks after it then compute
+# from the patched stream. The embeddings are the *input* of ``blocks[0]``,
+# so they are patched by a forward pre-hook that returns new arguments
+# (page 6).
+
+
+def patch_position(layer, position, source):
+    """A hook that puts source[layer][:, position] into the run."""
+
+    def forward_hook(module, args, output):
+        patched = output.clone()  # never edit the module's output in place
+        patched[:, position] = source[layer][:, position]
+        return patched
+
+    def pre_hook(module, args):
+        patched = args[0].clone()
+        patched[:, position] = source[layer][:, position]
+        return (patched,)
+
+    if layer == "embed":
+        return model.blocks[0].register_forward_pre_hook(pre_hook)
+    return model.blocks[int(layer.split()[1])].register_forward_hook(forward_hook)
+
+
+def patched_diff(prompts, layer, position, source):
+    handle = patch_position(layer, position, source)
+    try:
+        with torch.no_grad():
+            return logit_diff(model(prompts))
+    finally:
+        handle.remove()
+
+
+def share_restored(patched):
+    return (patched - corrupted_diff) / (clean_diff - corrupted_diff)
+
+
+one_patch = share_restored(patched_diff(corrupted.prompts, "block 0", 10, clean_resid))
+print(f"one patch, block 0 at position 10:\n  share restored {one_patch:.2f}")
+
+# %%
+# Now every layer at every position: 4 x 15 = 60 patched runs. One at a
+# time, that is 60 runs of the model, each a long chain of small
+# operations. A batch does it in 4 runs: repeat the prompts once per
+# position (15 copies of the sentences), and let one hook put the clean
+# value at position ``p`` into copy ``p`` only. Each copy is then its own
+# patched run, and its logit difference is read from its own slice of the
+# output. A handle is also a context manager: ``with handle:`` removes the
+# hook when the block ends.
+
+n = len(clean)
+positions = range(clean.prompts.shape[1])
+
+
+def patch_each_position(layer, source):
+    """A hook for the prompts repeated once per position: copy p is patched at p."""
+
+    def patched(x):
+        x = x.clone()
+        for p in positions:
+            x[p * n : (p + 1) * n, p] = source[layer][:, p]
+        return x
+
+    if layer == "embed":
+        return model.blocks[0].register_forward_pre_hook(lambda module, args: (patched(args[0]),))
+    block = model.blocks[int(layer.split()[1])]
+    return block.register_forward_hook(lambda module, args, output: patched(output))
+
+
+def diffs_per_copy(prompts, copies, handle):
+    """Run the prompts repeated `copies` times, then remove the hook: one logit difference per copy."""
+    with handle, torch.no_grad():
+        logits = model(prompts.repeat(copies, 1))
+    return [logit_diff(chunk) for chunk in logits.split(n)]
+
+
+restored = np.array(
+    [
+        [
+            share_restored(diff)
+            for diff in diffs_per_copy(
+                corrupted.prompts, 15, patch_each_position(layer, clean_resid)
+            )
+        ]
+        for layer in LAYERS
+    ]
+)
+print(
+    "block 0 at position 10 as in the single run:",
+    np.isclose(restored[1, 10], one_patch, atol=1e-4),
+)
+TOKENS = [
+    "<bos>",
+    "When",
+    "A",
+    "and",
+    "B",
+    "went",
+    "to",
+    "the",
+    "PLACE",
+    ",",
+    "S",
+    "gave",
+    "a",
+    "OBJECT",
+    "to",
+]
+print("share restored" + "".join(f"{t:>7}" for t in TOKENS[8:]))
+for name, row in zip(LAYERS, restored, strict=True):
+    print(f"{name:14}" + "".join(f"{v:7.2f}" for v in row[8:]))
+print("positions 0-7, largest |share|:", f"{np.abs(restored[:, :8]).max():.2f}")
+print("hooks left:", ht.count_hooks(model))
+
+# %%
+# The map as a figure: rows are layers (the residual stream after them),
+# columns are positions, labelled with the sentence's words (A and B are the
+# two names, S the subject).
+
+fig, ax = plt.subplots(figsize=(9, 3.2), layout="constrained")
+image = ax.imshow(restored, cmap="RdBu", vmin=-1, vmax=1)
+ax.set_xticks(range(len(TOKENS)), TOKENS, rotation=45, ha="right")
+ax.set_yticks(range(len(LAYERS)), LAYERS)
+ax.set_xlabel("position")
+ax.set_ylabel("residual stream after")
+for (i, j), value in np.ndenumerate(restored):
+    if abs(value) > 0.05:
+        ax.text(j, i, f"{value:.2f}", ha="center", va="center", color="white", fontsize=8)
+fig.colorbar(image, ax=ax, label="share of the logit difference restored")
+ax.set_title("Patching the clean residual stream into the corrupted run")
+plt.show()
+
+# %%
+# Reading the map
+# ---------------
+#
+# Only four cells light up, and they draw a path. In the embeddings and
+# after block 0, the whole difference sits at position 10, the subject's own
+# position: patching the clean subject there gives back the clean answer.
+# After blocks 1 and 2 it sits at position 14, the last one, where the
+# answer is read. Somewhere inside block 1 the subject's identity moved from
+# position 10 to position 14. Only attention moves information between
+# positions (the LayerNorms and the MLP act on each position alone), so the
+# mover is an attention head of block 1.
+#
+# The other cells say as much. After block 1, position 10 still differs
+# between the runs (the distances printed above), yet patching it restores
+# nothing: block 2 does not read it, and nothing else after it does. A patch
+# matters only where a later layer reads it. A share can also come out a
+# little above 1, as in 1.01: the patched run is neither the clean run nor
+# the corrupted one, so nothing bounds it.
+
+layer_names = np.array(LAYERS)[np.nonzero(restored > 0.5)[0]]
+for name, p in zip(layer_names, np.nonzero(restored > 0.5)[1], strict=True):
+    print(
+        f"share > 0.5: {name} at position {p} ({TOKENS[p]}): {restored[LAYERS.index(name), p]:.2f}"
+    )
+
+# %%
+# Which head moves it
+# -------------------
+#
+# Page 34 showed where the heads' outputs live: the input of
+# ``blocks[i].attn.out`` holds the 4 heads side by side, head ``h`` in
+# columns ``16 * h`` to ``16 * (h + 1)``. A forward pre-hook on ``attn.out``
+# that returns new arguments patches one head: it copies the corrupted
+# input and puts in the clean run's columns of that head, at the last
+# position only or at every position. First, record the clean heads.
+
+head_columns = [slice(16 * h, 16 * (h + 1)) for h in range(4)]
+
+
+def record_heads(prompts):
+    saved = {}
+    handles = [
+        block.attn.out.register_forward_pre_hook(
+            lambda module, args, i=i: saved.__setitem__(i, args[0].detach())
+        )
+        for i, block in enumerate(model.blocks)
+    ]
+    try:
+        with torch.no_grad():
+            model(prompts)
+    finally:
+        for handle in handles:
+            handle.remove()
+    return saved
+
+
+clean_heads = record_heads(clean.prompts)
+
+
+# %%
+# As for the residual stream, one run per block patches its 4 heads: copy
+# ``h`` of the prompts gets head ``h``'s clean columns, at the last position
+# (``where=-1``) or at every position (``where=slice(None)``).
+
+
+def patch_each_head(block, source, where):
+    """A pre-hook for the prompts repeated 4 times: copy h gets head h from source."""
+
+    def pre_hook(module, args):
+        heads = args[0].clone()  # [copies * n, positions, 64]
+        for h, columns in enumerate(head_columns):
+            heads[h * n : (h + 1) * n, where, columns] = source[block][:, where, columns]
+        return (heads,)
+
+    return model.blocks[block].attn.out.register_forward_pre_hook(pre_hook)
+
+
+head_restored = {}
+for label, where in [("at the last position", -1), ("at every position", slice(None))]:
+    head_restored[label] = np.array(
+        [
+            [
+                share_restored(diff)
+                for diff in diffs_per_copy(
+                    corrupted.prompts, 4, patch_each_head(b, clean_heads, where)
+                )
+            ]
+            for b in range(3)
+        ]
+    )
+    print(f"share restored, one head patched {label}:")
+    print("          head 0  head 1  head 2  head 3")
+    for b, row in enumerate(head_restored[label]):
+        print(f"block {b}  " + "".join(f"{v:8.2f}" for v in row))
+best = np.unravel_index(head_restored["at the last position"].argmax(), (3, 4))
+print(f"the head that restores most: block {best[0]}, head {best[1]}")
+print("hooks left:", ht.count_hooks(model))
+
+fig, axes = plt.subplots(1, 2, figsize=(8, 3), layout="constrained")
+for ax, (label, values) in zip(axes, head_restored.items(), strict=True):
+    image = ax.imshow(values, cmap="RdBu", vmin=-1, vmax=1)
+    ax.set_xticks(range(4), [f"head {h}" for h in range(4)])
+    ax.set_yticks(range(3), [f"block {b}" for b in range(3)])
+    ax.set_title(f"patched {label}")
+    for (i, j), value in np.ndenumerate(values):
+        color = "white" if abs(value) > 0.5 else "black"
+        ax.text(j, i, f"{value:.2f}", ha="center", va="center", color=color, fontsize=8)
+fig.colorbar(image, ax=axes, label="share restored")
+fig.suptitle("Patching one attention head's output into the corrupted run")
+plt.show()
+
+# %%
+# One head carries the whole difference: block 1, head 3 (head 1.3 for
+# short, as on page 34). Patching its output at the last position alone
+# restores as much as patching it at every position, so what matters is
+# what it writes at the end. Every other head, patched alone, restores
+# almost nothing. Where does it read from? A forward hook on
+# ``attn.softmax`` (page 34) records its attention pattern: from the last
+# position it looks mostly at position 10, the subject.
+
+pattern = {}
+handle = model.blocks[1].attn.softmax.register_forward_hook(
+    lambda module, args, output: pattern.__setitem__("block 1", output.detach())
+)
+try:
+    with torch.no_grad():
+        model(clean.prompts)
+finally:
+    handle.remove()
+looks = pattern["block 1"][:, 3, -1].mean(0)  # head 3, from the last position, [positions]
+print(f"block 1, head 3, attention from the last position to position 10: {looks[10]:.2f}")
+print(f"where it looks most: position {looks.argmax().item()} ({TOKENS[looks.argmax()]})")
+
+# %%
+# The path is complete: the subject's name stays at position 10 through
+# block 0; in block 1, head 3 reads it from the last position and writes it
+# there; from then on the difference lives at the end. This matches the
+# IOI study's picture in GPT-2 small, where *S-inhibition* heads move
+# information about the subject to the end, where it keeps later heads from
+# copying that name, although there it takes many heads in several layers.
+#
+# The same head as page 34's ablation
+# -----------------------------------
+#
+# Page 34 zero-ablated every head and found one the task cannot lose. Here
+# is the same measurement on this page's sentences, in a few lines: the
+# pre-hook puts zeros in the head's columns of the clean run.
+
+
+def zero_each_head(block):
+    """A pre-hook for the prompts repeated 4 times: copy h runs without head h."""
+
+    def pre_hook(module, args):
+        heads = args[0].clone()
+        for h, columns in enumerate(head_columns):
+            heads[h * n : (h + 1) * n, :, columns] = 0
+        return (heads,)
+
+    return model.blocks[block].attn.out.register_forward_pre_hook(pre_hook)
+
+
+ablated = np.array([diffs_per_copy(clean.prompts, 4, zero_each_head(b)) for b in range(3)])
+worst = np.unravel_index(ablated.argmin(), (3, 4))
+others = np.delete(ablated.flatten(), worst[0] * 4 + worst[1])
+print(
+    f"zero ablation, block 1, head 3: logit difference {ablated[1, 3]:.2f} (clean {clean_diff:.2f})"
+)
+print(f"every other head: from {others.min():.2f} to {others.max():.2f}")
+print(f"the head ablation hurts most: block {worst[0]}, head {worst[1]}")
+print("the same head as patching:", tuple(worst) == tuple(best))
+
+# %%
+# Both methods name block 1, head 3, but they ask different questions.
+# Ablation asks what the model cannot do without a head, on values the head
+# never produces (zeros). Patching asks which part carries the difference
+# between two chosen prompts, with values the model really produces. A head
+# whose output is about the same in both prompts restores nothing when
+# patched, whatever ablation costs: the head that costs most after 1.3 is an
+# example.
+
+ablation_cost = clean_diff - ablated
+ablation_cost[worst] = -np.inf  # leave out block 1, head 3
+second = np.unravel_index(ablation_cost.argmax(), (3, 4))
+print(
+    f"block {second[0]}, head {second[1]}: zero ablation costs {ablation_cost[second]:.2f}, "
+    f"patching restores {head_restored['at every position'][second]:.2f}"
+)
+
+# %%
+# So ablation's list of heads that matter and patching's list can differ;
+# here they agree on the head that carries the answer.
+#
+# Denoising and noising
+# ---------------------
+#
+# Everything so far put clean activations into the corrupted run. That is
+# **denoising**: it asks whether an activation is *sufficient* to bring the
+# clean behaviour back when everything else is corrupted. The other
+# direction is **noising**: put a corrupted activation into the clean run
+# and measure the share of the logit difference that is *lost*,
+# :math:`(\text{clean} - \text{patched}) / (\text{clean} - \text{corrupted})`.
+# It asks whether an activation is *necessary*. Same hooks, with the roles
+# of the two runs swapped.
+
+
+def share_lost(patched):
+    return (clean_diff - patched) / (clean_diff - corrupted_diff)
+
+
+lost = np.array(
+    [
+        [
+            share_lost(diff)
+            for diff in diffs_per_copy(
+                clean.prompts, 15, patch_each_position(layer, corrupted_resid)
+            )
+        ]
+        for layer in LAYERS
+    ]
+)
+print("share lost    " + "".join(f"{t:>7}" for t in TOKENS[8:]))
+for name, row in zip(LAYERS, lost, strict=True):
+    print(f"{name:14}" + "".join(f"{v:7.2f}" for v in row[8:]))
+print(f"largest gap between the two maps: {np.abs(restored - lost).max():.2f}")
+
+# %%
+# Here the two maps agree, for two reasons. The corruption is symmetric:
+# swapping the subject back turns a corrupted sentence into its clean one,
+# and the corrupted prompts are sentences of the same task, so noising one
+# pair is denoising the swapped pair. And the path is a single chain: each
+# lit cell is both necessary and sufficient.
+#
+# Heimersheim & Nanda (2024) show why the two directions can disagree in
+# general. If the model needs two parts together (an AND), noising either
+# one destroys the behaviour, yet denoising either one alone restores
+# nothing: denoising misses both. If either of two parts is enough (an OR,
+# redundancy), denoising either one restores the behaviour, yet noising one
+# of them loses nothing, because the other still works: noising misses
+# both. A toy model with two named sites, ``a`` and ``b`` (two
+# ``nn.Identity`` modules, so hooks can patch them), shows it with the same
+# hooks.
+
+
+class TwoSites(torch.nn.Module):
+    def __init__(self, combine):
+        super().__init__()
+        self.a, self.b = torch.nn.Identity(), torch.nn.Identity()
+        self.combine = combine
+
+    def forward(self, x):
+        return self.combine(self.a(x[:, 0]), self.b(x[:, 1]))
+
+
+toy_clean, toy_corrupted = torch.tensor([[1.0, 1.0]]), torch.tensor([[0.0, 0.0]])
+
+
+def toy_patch(toy, site, run, value):
+    handle = getattr(toy, site).register_forward_hook(lambda m, args, out: value)
+    try:
+        return toy(run).item()
+    finally:
+        handle.remove()
+
+
+print("            denoise a  denoise b  noise a  noise b   (share restored / lost)")
+for label, combine in [("AND (min)", torch.minimum), ("OR (max)", torch.maximum)]:
+    toy = TwoSites(combine)
+    high, low = toy(toy_clean).item(), toy(toy_corrupted).item()
+    denoised = [
+        (toy_patch(toy, s, toy_corrupted, torch.ones(1)) - low) / (high - low) for s in "ab"
+    ]
+    noised = [(high - toy_patch(toy, s, toy_clean, torch.zeros(1))) / (high - low) for s in "ab"]
+    print(
+        f"{label:10}"
+        + "".join(f"{v:11.2f}" for v in denoised)
+        + "".join(f"{v:9.2f}" for v in noised)
+    )
+print("hooks left on the toy:", ht.count_hooks(toy))
+
+# %%
+# In the AND model, noising flags both sites and denoising neither; in the
+# OR model, the opposite. Large models have both: Wang et al. (2022) found
+# *backup name mover* heads in GPT-2 that take over when the main name
+# movers are knocked out, an OR that noising and ablation underrate. The
+# advice that follows: denoising finds parts that are enough, noising finds
+# parts that are needed; when a claim matters, run both, and patch groups
+# of parts as well as single ones.
+#
+# What the tiny model can and cannot tell
+# ---------------------------------------
+#
+# In a 3-block model trained on one task, the map is clean: one path, one
+# head, shares of 0 or 1. The method is the same in GPT-2 or larger models,
+# and so are the hooks; what changes is the picture. The difference spreads
+# over many heads, several of them redundant, and single patches often
+# restore a part of it. The result also depends on choices this page made
+# for you: the corrupted prompt, the metric (a logit difference, which does
+# not saturate the way a probability does), and the granularity (residual
+# stream, heads, or finer). Heimersheim & Nanda discuss each.
+#
+# Summary
+# -------
+#
+# - Activation patching runs a clean and a corrupted prompt and copies one
+#   activation from one run into the other, with a forward hook that
+#   returns a new output (or a forward pre-hook that returns new inputs).
+# - The share of the logit difference restored tells how much of the
+#   difference between the prompts that activation carries.
+# - On this model, the subject's name stays at position 10 through block 0
+#   and is at the last position from block 1 on: block 1, head 3 moves it,
+#   the head that page 34's ablation found.
+# - Denoising (clean into corrupted) tests what is sufficient, noising
+#   (corrupted into clean) what is necessary; they differ when parts work
+#   together (AND) or stand in for each other (OR).
+# - Every hook lives for one run and is removed in ``finally``.
+#
+# Exercises
+# ---------
+#
+# 1. Patch the output of each block's attention layer (``blocks[i].attn``)
+#    and of each MLP (``blocks[i].mlp``) at the last position, clean into
+#    corrupted. Which of the six restores the logit difference?
+# 2. Patch block 1, head 3's *attention pattern* (the output of
+#    ``blocks[1].attn.softmax``, head 3 only, every position) from the clean
+#    run into the corrupted one. What share comes back, and why?
+# 3. Make a different corruption: put a third name, one that is not in the
+#    sentence, at position 10. What is the corrupted run's logit difference,
+#    and what share does patching block 1, head 3 at the last position
+#    restore?
+#
+# .. dropdown:: Solutions
+#
+#    .. code-block:: python
+#
+#       # 1. forward hooks on attn and mlp, the clean output at the last position
+#       def record_outputs(prompts, part):
+#           saved = {}
+#           handles = [
+#               getattr(block, part).register_forward_hook(
+#                   lambda m, args, out, i=i: saved.__setitem__(i, out.detach()))
+#               for i, block in enumerate(model.blocks)
+#           ]
+#           try:
+#               with torch.no_grad():
+#                   model(prompts)
+#           finally:
+#               for handle in handles:
+#                   handle.remove()
+#           return saved
+#
+#       for part in ("attn", "mlp"):
+#           clean_out = record_outputs(clean.prompts, part)
+#           for i, block in enumerate(model.blocks):
+#               def put_last(m, args, out, i=i):
+#                   out = out.clone()
+#                   out[:, -1] = clean_out[i][:, -1]
+#                   return out
+#               with getattr(block, part).register_forward_hook(put_last):
+#                   with torch.no_grad():
+#                       share = share_restored(logit_diff(model(corrupted.prompts)))
+#               print(f"{part} of block {i}, last position: share restored {share:.2f}")
+#
+#       # 2. the clean pattern of head 3 into the corrupted run
+#       clean_pattern = pattern["block 1"]
+#       def put_pattern(m, args, out):
+#           out = out.clone()
+#           out[:, 3] = clean_pattern[:, 3]
+#           return out
+#       with model.blocks[1].attn.softmax.register_forward_hook(put_pattern):
+#           with torch.no_grad():
+#               share = share_restored(logit_diff(model(corrupted.prompts)))
+#       print(f"pattern of head 1.3 patched: share restored {share:.2f}")
+#       # where head 1.3 looks from the last position, in each run
+#       def save_pattern(m, args, out):
+#           pattern["corrupted"] = out.detach()
+#       with model.blocks[1].attn.softmax.register_forward_hook(save_pattern):
+#           with torch.no_grad():
+#               model(corrupted.prompts)
+#       for run, data, key in [("clean", clean, "block 1"), ("corrupted", corrupted, "corrupted")]:
+#           last_row = pattern[key][:, 3, -1]  # [sentences, positions]
+#           other_name = torch.where(data.subject_is_a, 4, 2)  # the name that is not S
+#           print(f"{run:9}: to position 10 {last_row[:, 10].mean():.2f}, "
+#                 f"to the other name {last_row[rows, other_name].mean():.2f}")
+#
+#       # 3. a third name at position 10: the next name in the list that is not A or B
+#       def next_name(ids):
+#           return (ids - 10 + 1) % 16 + 10  # names are tokens 10 to 25
+#       third = next_name(clean.subjects)
+#       third = torch.where(third == clean.answers, next_name(third), third)
+#       third_prompts = clean.prompts.clone()
+#       third_prompts[:, 10] = third
+#       with torch.no_grad():
+#           third_diff = logit_diff(model(third_prompts))
+#       print(f"third-name run: logit difference {third_diff:.2f}")
+#       head_diffs = diffs_per_copy(third_prompts, 4, patch_each_head(1, clean_heads, -1))
+#       restored_share = (head_diffs[3] - third_diff) / (clean_diff - third_diff)
+#       print(f"head 1.3 patched at the last position: share restored {restored_share:.2f}")
+#
+#    **Answers**
+#
+#    1. The attention layer of block 1 restores 1.01: it is where the
+#       subject's name moves to the end. The MLPs of blocks 1 and 2 restore
+#       0.30 and 0.33 and block 2's attention 0.06: they work on what head
+#       1.3 wrote at the last position, and each holds a part of the
+#       difference it put there. Block 0's attention and MLP restore nothing
+#       (-0.01 and -0.00): what they write at the end barely differs between
+#       the runs, and nothing after them uses it.
+#    2. 0.25. Where the head looks is mostly the same in both runs: from the
+#       last position, 0.81 of its attention goes to position 10 in each. It
+#       also puts a small weight on the name that is not the subject (0.12
+#       clean, 0.13 corrupted), and that name changes place with the
+#       corruption, so the clean pattern moves this weight and the output a
+#       part of the way. Most of the difference is not where the head looks
+#       but what it reads there: position 10 holds a different name in each
+#       run.
+#    3. The third-name run's logit difference is -0.13, about zero: with a
+#       subject that is neither of the two names, the model prefers neither.
+#       Patching head 1.3 at the last position restores 1.03 of the
+#       difference: what the head writes there is enough to tell the model
+#       which of the two names to avoid, whatever the corruption was.
