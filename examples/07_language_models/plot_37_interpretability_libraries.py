@@ -481,8 +481,8 @@ plt.show()
 #    **Answers**
 #
 #    1. Head 3 of block 1 gives 0.78 of its attention at the last position
-#       to position 10, the subject, on average: the head that page 34
-#       found. The pattern cached by name and the one from the plain hook
+#       to position 10, the subject, on average: the head whose ablation
+#       removed the logit difference moves the subject's name. The pattern cached by name and the one from the plain hook
 #       are the same tensor (max abs difference 0.0): the hook point on the
 #       softmax's output sees exactly what a forward hook on the softmax
 #       returns.
