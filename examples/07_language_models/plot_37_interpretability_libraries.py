@@ -132,10 +132,11 @@ print("hooks left on the model:", ht.count_hooks(model))
 # hook that returns a new tensor replaces the value for the rest of the
 # model.
 #
-# TransformerLens writes its models with hook points inside. For a model we
-# did not write, we can wrap modules instead: ``WithHookPoints`` runs a module
-# between two hook points, ``hook_in`` (its input) and ``hook_out`` (its
-# output). Wrapping every linear layer, LayerNorm, softmax and GELU of a copy
+# TransformerLens first wrote each model anew with hook points inside its
+# ``forward`` (``HookedTransformer``). For a model we did not write, we wrap
+# its modules instead, as TransformerLens 4 does with Hugging Face models:
+# ``WithHookPoints`` runs a module between two hook points, ``hook_in`` (its
+# input) and ``hook_out`` (its output). Wrapping every linear layer, LayerNorm, softmax and GELU of a copy
 # of the model gives each of their inputs and outputs a name. (The
 # embeddings stay as they are: ``TinyLM`` reads their sizes.)
 
@@ -273,16 +274,18 @@ print("hooks left on the copy:", ht.count_hooks(hooked_model))
 # ``finally``. Its documentation names the reason: hooks are global state,
 # and one left behind keeps changing every later run (page 8's leak).
 #
-# What the library adds on top is a great deal of work that this page does
-# not need: the models themselves, written with hook points at every
-# interesting place (queries, keys, values, each head's output, the residual
-# stream before and after each part), loaded from Hugging Face checkpoints,
-# and tools for patching and attribution. Since version 4.0 it wraps the
-# Hugging Face model (``TransformerBridge``) instead of shipping its own
-# copy of each architecture. It also brings many dependencies (among them
-# transformers, datasets, pandas and wandb), so this site does not install
-# it: the hook points above are its core idea, and it loads its models by
-# name from the Hugging Face hub, which this offline site never does.
+# Since version 4.0 its ``TransformerBridge`` wraps each module of a Hugging
+# Face model in a component with a ``hook_in`` and a ``hook_out`` hook point,
+# as ``WithHookPoints`` does here, instead of shipping its own copy of each
+# architecture. What the library adds on top is a great deal of work that
+# this page does not need: hook points at every interesting place (queries,
+# keys, values, each head's output, the residual stream before and after
+# each part) under the same names for every architecture, models loaded by
+# name from the Hugging Face hub, and tools for patching and attribution.
+# It also brings many dependencies (among them transformers, datasets,
+# pandas and wandb), so this site does not install it: the dozen lines above
+# are its core idea, and its models come from the hub, which this offline
+# site never reaches.
 #
 # nnsight wraps the model you already have
 # ----------------------------------------
