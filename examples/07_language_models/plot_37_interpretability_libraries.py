@@ -67,9 +67,9 @@ from torch import nn
 import hooks_tutorial as ht
 from hooks_tutorial import lm
 
-print("torch", torch.__version__)
 model = lm.pretrained_lm().requires_grad_(False)  # only forward passes: no autograd graph
 data = lm.make_names(500, seed=1, split="test")
+print("torch", torch.__version__, "| test sentences:", len(data))
 prompts = data.prompts
 LAYER, HEAD, D_HEAD = 1, 3, 16
 columns = slice(HEAD * D_HEAD, (HEAD + 1) * D_HEAD)
@@ -380,8 +380,8 @@ plt.show()
 # a name for every activation  an identity module (a hook point) at each place
 #                              in ``forward``: a forward hook on it reads or
 #                              replaces the value
-# hooks that remove            a context manager that removes the handles in
-# themselves                   ``finally`` (``hooks``, ``run_with_hooks``)
+# self-removing hooks          a context manager that removes the handles in
+#                              ``finally`` (``hooks``, ``run_with_hooks``)
 # ``run_with_cache``           forward hooks that store each activation in a dict
 #                              under its name, and are removed afterwards
 # tracing (nnsight)            each module's ``forward`` replaced by a wrapper
@@ -392,7 +392,7 @@ plt.show()
 # What the tiny model can and cannot tell: the mechanism is the same on a
 # model with billions of parameters, and the numbers match to the last digit
 # here because every way runs the same operations. What the libraries are
-# really for does not show on a 157,504-parameter model: loading published
+# really for does not show on a model this small: loading published
 # checkpoints, models spread over several GPUs, and (for nnsight) running
 # the trace on a remote server that holds a model too large for your
 # machine.
