@@ -322,9 +322,9 @@ print("max abs difference from the plain hook:", (nn_logits - ablated_logits).ab
 # model it replaces each submodule's ``forward`` with a ``Controller``: a
 # wrapper that hands the module's input and output to the running trace and
 # then calls the original ``forward``. Outside a trace the wrapper only calls
-# the original. It stays on the model after the trace, as the first print
-# shows: nnsight changed ``model`` itself, not a copy. Plain hooks still work
-# on it; ``count_hooks`` finds none of nnsight's.
+# the original. It stays on the model after the trace (printed below):
+# nnsight changed ``model`` itself, not a copy. Plain hooks still work on
+# it; ``count_hooks`` finds none of nnsight's.
 #
 # The logit lens with nnsight: save every block's output (in the order the
 # model produces them) and apply the lens afterwards.
@@ -337,6 +337,7 @@ print("logit lens accuracy after each block:", [f"{a:.2f}" for a in nn_lens])
 largest = max((a - b).abs().max().item() for a, b in zip(nn_residuals, residuals, strict=True))
 print("max abs difference from the plain hooks' residuals:", largest)
 print("hooks left on the model:", ht.count_hooks(model))
+print("forward of blocks[1].attn.out after the traces:", type(out_layer.forward).__name__)
 
 # %%
 # Asking for values out of order is an error, because the model has already
@@ -483,8 +484,8 @@ plt.show()
 #
 #    **Answers**
 #
-#    1. Head 3 of block 1 gives 0.78 of its attention at the last position
-#       to position 10, the subject, on average: the head whose ablation
+#    1. Head 1.3 gives 0.78 of its attention at the last position to
+#       position 10, the subject, on average: the head whose ablation
 #       removed the logit difference moves the subject's name. The pattern cached by name and the one from the plain hook
 #       are the same tensor (max abs difference 0.0): the hook point on the
 #       softmax's output sees exactly what a forward hook on the softmax
