@@ -298,6 +298,7 @@ print("hooks left on the copy:", ht.count_hooks(hooked_model))
 
 import nnsight
 from nnsight import NNsight
+from nnsight.intervention.interleaver import OutOfOrderError
 
 print("nnsight", nnsight.__version__)
 out_layer = model.blocks[LAYER].attn.out
@@ -348,7 +349,7 @@ try:
     with nn_model.trace(prompts):
         late = nn_model.blocks[2].output.save()
         early = nn_model.blocks[0].output.save()
-except Exception as error:  # nnsight's OutOfOrderError
+except OutOfOrderError as error:
     print(type(error).__name__ + ":", error)
 
 # %%

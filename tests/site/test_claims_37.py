@@ -137,7 +137,7 @@ def test_nnsight_wraps_every_submodule_and_keeps_only_saved_values() -> None:
         assert type(module.__dict__.get("forward")).__name__ == "Controller", name
     with torch.no_grad(), wrapped.trace(prompts):
         kept = wrapped.blocks[0].output.save()
-        dropped = wrapped.blocks[1].output  # noqa: F841 (not saved: does not leave the trace)
+        dropped = wrapped.blocks[1].output  # not saved: it does not leave the trace
     assert kept.shape == (4, 15, 64)
     assert "dropped" not in locals()
     # "Outside a trace the wrapper only calls the original"
