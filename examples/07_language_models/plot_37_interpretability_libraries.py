@@ -95,23 +95,22 @@ def zero_the_head(module, args):
     return (heads,)
 
 
-clean_logits = model(prompts)
-handle = model.blocks[LAYER].attn.out.register_forward_pre_hook(zero_the_head)
-try:
-    ablated_logits = model(prompts)
-finally:
-    handle.remove()
-
-residuals = []
+residuals = []  # the clean run records the residual stream after each block
 handles = [
     block.register_forward_hook(lambda module, args, output: residuals.append(output))
     for block in model.blocks
 ]
 try:
-    model(prompts)
+    clean_logits = model(prompts)
 finally:
     for handle in handles:
         handle.remove()
+
+handle = model.blocks[LAYER].attn.out.register_forward_pre_hook(zero_the_head)
+try:
+    ablated_logits = model(prompts)
+finally:
+    handle.remove()
 plain_lens = [lens_accuracy(residual) for residual in residuals]
 
 print(f"logit difference, clean:            {logit_difference(clean_logits):.2f}")
@@ -489,8 +488,8 @@ plt.show()
 #       position 10, the subject, on average: the head whose ablation
 #       removed the logit difference moves the subject's name. The pattern cached by name and the one from the plain hook
 #       are the same tensor (max abs difference 0.0): the hook point on the
-#       softmax's output sees exactly what a forward hook on the softmax
-#       returns.
+#       softmax's output sees exactly the output that a forward hook on the
+#       softmax receives.
 #    2. The patch restores 1.01 of the clean logit difference with nnsight
 #       and 1.01 with the plain forward hook, and the two patched runs give
 #       the same logits (max abs difference 0.0). Writing to
