@@ -1,6 +1,6 @@
 # Needs the hooks_tutorial library: pip install hooks-tutorial
 # (or the development version: pip install "git+https://github.com/hooks-tutorial/hooks-tutorial")
-# and nnsight, for the last part: pip install "nnsight>=0.8.1,<0.9"
+# and nnsight, for its section: pip install "nnsight>=0.8.1,<0.9"
 """
 The libraries practitioners use are hooks too
 =============================================
