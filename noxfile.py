@@ -352,8 +352,8 @@ def downloads(session: nox.Session) -> None:
     if not wheels or not (BUILD / "html" / "zh_CN" / "index.html").is_file():
         session.error("run `nox -s docs build` first (a built site and a wheel in dist/)")
     shared_torch(session)
-    # the wheel, plus what the README tells readers to add for page 23's photos
-    session.install(str(wheels[-1]), "scikit-image>=0.22")
+    # the wheel, plus what the README tells readers to add: page 23's photos, page 37's nnsight
+    session.install(str(wheels[-1]), "scikit-image>=0.22", "nnsight>=0.8.1,<0.9")
     session.install("nbclient>=0.10", "ipykernel>=6", "nbformat>=5")  # to run the notebooks
     session.run("python", "-m", "ipykernel", "install", "--sys-prefix", "--name", "python3")
     session.chdir(session.create_tmp())  # not the clone: `import hooks_tutorial` is the wheel

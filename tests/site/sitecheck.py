@@ -21,6 +21,7 @@ import contextlib
 import functools
 import io
 import json
+import linecache
 import re
 import textwrap
 import types
@@ -237,7 +238,11 @@ def run_page(page: str) -> PageRun:
             exec(compile(source, str(script), "exec"), namespace)  # noqa: S102 (our own page)
         hooks_before = hooks_found(namespace)
         with contextlib.redirect_stdout(printed):
-            solutions = compile(solutions_code(source), f"{script.name} solutions", "exec")
+            code, label = solutions_code(source), f"{script.name} solutions"
+            # code that reads its own source back (nnsight's trace, page 37) finds it here
+            lines = code.splitlines(keepends=True)
+            linecache.cache[label] = (len(code), None, lines, label)
+            solutions = compile(code, label, "exec")
             exec(solutions, namespace)  # noqa: S102 (our own page's solutions)
         hooks_after = hooks_found(namespace)
     plt.close("all")

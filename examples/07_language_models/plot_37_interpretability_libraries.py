@@ -1,0 +1,501 @@
+# Needs the hooks_tutorial library: pip install hooks-tutorial
+# (or the development version: pip install "git+https://github.com/hooks-tutorial/hooks-tutorial")
+# and nnsight, for its section: pip install "nnsight>=0.8.1,<0.9"
+"""
+The libraries practitioners use are hooks too
+=============================================
+
+.. index::
+   ! TransformerLens
+   ! nnsight
+   ! hook point
+   ! run_with_cache
+   ! 钩子点
+
+People who look inside language models rarely call ``register_forward_hook``
+themselves. They use TransformerLens (Nanda and Bloom, 2022), which gives
+every activation of a transformer a name such as
+``blocks.1.attn.hook_z``, or nnsight (Fiotto-Kaufman et al., 2024), which
+lets you write an intervention as ordinary code inside a
+``with model.trace(...)`` block. This page opens both. It rebuilds
+TransformerLens's central piece, the *hook point*, in a dozen lines on the
+chapter's small model, runs nnsight on the same model, and checks that both
+give the numbers that plain forward hooks give: the logit difference with
+one attention head removed and the logit lens.
+
+.. rubric:: What you will learn
+   :heading-level: 2
+
+- that a TransformerLens hook point is a module that returns its input, there
+  only so that forward hooks have a named place to attach;
+- how names, a context that removes its hooks and ``run_with_cache`` are
+  built from plain hooks, in a few lines each;
+- how nnsight wraps the model you already have: it replaces each module's
+  ``forward`` with a wrapper instead of registering hooks, and runs your
+  code while the model is paused;
+- what each abstraction adds, and what it costs.
+
+**Prerequisites**: :doc:`/auto_examples/02_module_hooks/plot_05_forward_hooks`,
+:doc:`/auto_examples/02_module_hooks/plot_06_forward_pre_hooks`,
+:doc:`/auto_examples/02_module_hooks/plot_08_handles_and_leaks`, and the
+previous pages of this chapter (the logit lens and head ablation).
+
+**Needs nnsight** for its section: ``pip install "nnsight>=0.8.1,<0.9"``.
+The rest of the page needs only PyTorch and this library.
+"""
+
+# %%
+# The measurement, with plain hooks
+# ---------------------------------
+#
+# First the numbers to reproduce, on the chapter's model and 500 test
+# sentences. The *logit difference* is the answer's logit minus the
+# subject's logit at the last position, averaged over the sentences.
+# Head 3 of block 1 is the head that carries the answer: zeroing its output
+# (a forward pre-hook on ``attn.out``, whose input holds the heads side by
+# side, 16 columns each) removes almost all of the difference. The logit
+# lens applies the final LayerNorm and the unembedding to the residual stream
+# after each block, recorded with forward hooks.
+
+import copy
+from contextlib import contextmanager
+
+import matplotlib.pyplot as plt
+import torch
+from torch import nn
+
+import hooks_tutorial as ht
+from hooks_tutorial import lm
+
+model = lm.pretrained_lm().requires_grad_(False)  # only forward passes: no autograd graph
+data = lm.make_names(500, seed=1, split="test")
+print("torch", torch.__version__, "| test sentences:", len(data))
+prompts = data.prompts
+LAYER, HEAD, D_HEAD = 1, 3, 16
+columns = slice(HEAD * D_HEAD, (HEAD + 1) * D_HEAD)
+
+
+def logit_difference(logits):
+    last = logits[:, -1]
+    right = last.gather(1, data.answers[:, None])
+    wrong = last.gather(1, data.subjects[:, None])
+    return (right - wrong).mean().item()
+
+
+def lens_accuracy(residual):
+    """Logit lens: does unembed(ln_final(residual)) at the last position pick the answer?"""
+    guess = model.unembed(model.ln_final(residual[:, -1])).argmax(-1)
+    return (guess == data.answers).float().mean().item()
+
+
+def zero_the_head(module, args):
+    (heads,) = args
+    heads = heads.clone()
+    heads[:, :, columns] = 0
+    return (heads,)
+
+
+residuals = []  # the clean run records the residual stream after each block
+handles = [
+    block.register_forward_hook(lambda module, args, output: residuals.append(output))
+    for block in model.blocks
+]
+try:
+    clean_logits = model(prompts)
+finally:
+    for handle in handles:
+        handle.remove()
+
+handle = model.blocks[LAYER].attn.out.register_forward_pre_hook(zero_the_head)
+try:
+    ablated_logits = model(prompts)
+finally:
+    handle.remove()
+plain_lens = [lens_accuracy(residual) for residual in residuals]
+
+print(f"logit difference, clean:            {logit_difference(clean_logits):.2f}")
+print(f"logit difference, head 1.3 zeroed:  {logit_difference(ablated_logits):.2f}")
+print("logit lens accuracy after each block:", [f"{a:.2f}" for a in plain_lens])
+print("hooks left on the model:", ht.count_hooks(model))
+
+# %%
+# A hook point is an identity module
+# ----------------------------------
+#
+# Some values a researcher wants are not any module's output: the heads'
+# outputs above are the *input* of ``attn.out``, and the residual stream in
+# the middle of a block is nobody's output at all. TransformerLens puts a
+# ``HookPoint`` wherever it wants a value: a module whose ``forward`` returns
+# its input, called on that value inside the model's ``forward``. It changes
+# nothing, but it is a module, so it has a name and takes forward hooks. A
+# hook that returns a new tensor replaces the value for the rest of the
+# model.
+#
+# TransformerLens first wrote each model anew with hook points inside its
+# ``forward`` (``HookedTransformer``). For a model we did not write, we wrap
+# its modules instead, as TransformerLens 4 does with Hugging Face models:
+# ``WithHookPoints`` runs a module between two hook points, ``hook_in`` (its
+# input) and ``hook_out`` (its output). Wrapping every linear layer, LayerNorm, softmax and GELU of a copy
+# of the model gives each of their inputs and outputs a name. (The
+# embeddings stay as they are: ``TinyLM`` reads their sizes.)
+
+
+class HookPoint(nn.Identity):
+    """Returns its input unchanged: a named place to attach forward hooks."""
+
+
+class WithHookPoints(nn.Module):
+    """Runs ``module`` between two hook points, ``hook_in`` and ``hook_out``."""
+
+    def __init__(self, module):
+        super().__init__()
+        self.hook_in = HookPoint()
+        self.module = module
+        self.hook_out = HookPoint()
+
+    def forward(self, x):
+        return self.hook_out(self.module(self.hook_in(x)))
+
+
+def add_hook_points(model, kinds=(nn.Linear, nn.LayerNorm, nn.Softmax, nn.GELU)):
+    """A copy of ``model`` with every module of ``kinds`` wrapped in hook points."""
+    hooked = copy.deepcopy(model)
+    for name, module in list(hooked.named_modules()):
+        if isinstance(module, kinds):
+            parent_name, _, child = name.rpartition(".")
+            setattr(hooked.get_submodule(parent_name), child, WithHookPoints(module))
+    return hooked
+
+
+hooked_model = add_hook_points(model)
+hook_points = {
+    name: module for name, module in hooked_model.named_modules() if isinstance(module, HookPoint)
+}
+print("hook points:", len(hook_points))
+print("in block 1:", [name for name in hook_points if name.startswith("blocks.1.attn")])
+print(hooked_model.blocks[1].attn.out)
+difference = (hooked_model(prompts) - clean_logits).abs().max().item()
+print("max abs difference from the model without hook points:", difference)
+
+# %%
+# Every hook point changes nothing, so the copy computes exactly the same
+# logits. The names say where each value is: ``blocks.1.attn.out.hook_in``
+# holds the four heads' outputs of block 1, ``blocks.2.ln1.hook_in`` is the
+# residual stream that enters block 2 (the one after block 1), and
+# ``ln_final.hook_in`` the one after the last block.
+#
+# Hooks by name, removed on exit
+# ------------------------------
+#
+# With names, three helpers give most of what TransformerLens's
+# ``HookedRootModule`` offers. ``hooks`` is a context manager that registers
+# hooks by name and removes them in ``finally``, even after an error. A hook
+# function takes the activation and the hook point's name, as in
+# TransformerLens, and may return a new activation. ``run_with_hooks`` runs the
+# model inside it, and ``run_with_cache`` runs it with hooks that save
+# activations under their names.
+
+
+@contextmanager
+def hooks(model, fwd_hooks):
+    """Add (name, hook(activation, name)) pairs as forward hooks; remove them on exit."""
+    points = dict(model.named_modules())
+    handles = []
+    try:
+        for name, hook in fwd_hooks:
+            # output is the activation: a hook point returns its input
+            def forward_hook(module, args, output, hook=hook, name=name):
+                return hook(output, name)
+
+            handles.append(points[name].register_forward_hook(forward_hook))
+        yield model
+    finally:
+        for handle in handles:
+            handle.remove()
+
+
+def run_with_hooks(model, tokens, fwd_hooks):
+    with hooks(model, fwd_hooks):
+        return model(tokens)
+
+
+def run_with_cache(model, tokens, names):
+    cache = {}
+
+    def save(activation, name):
+        cache[name] = activation
+
+    logits = run_with_hooks(model, tokens, [(name, save) for name in names])
+    return logits, cache
+
+
+# %%
+# The head ablation, now by name. The hook also prints what hangs on the
+# hook point while the model runs: its type, and its ``_forward_hooks``
+# dictionary, where ``register_forward_hook`` put the hook.
+
+
+def zero_head_by_name(heads, name):
+    point = hook_points[name]
+    print(f"  in the hook: {type(point).__name__} {name!r}, forward hooks:")
+    print("   ", {key: hook.__qualname__ for key, hook in point._forward_hooks.items()})
+    heads = heads.clone()
+    heads[:, :, columns] = 0
+    return heads
+
+
+z_name = f"blocks.{LAYER}.attn.out.hook_in"
+by_name = run_with_hooks(hooked_model, prompts, [(z_name, zero_head_by_name)])
+print(f"logit difference, head 1.3 zeroed by name: {logit_difference(by_name):.2f}")
+print("max abs difference from the plain hook:", (by_name - ablated_logits).abs().max().item())
+print("forward hooks on the hook point afterwards:", dict(hook_points[z_name]._forward_hooks))
+
+# %%
+# The logit lens from a cache: the residual stream after block ``i`` is the
+# input of block ``i + 1``'s first LayerNorm, and after the last block the
+# input of ``ln_final``.
+
+names = [f"blocks.{i + 1}.ln1.hook_in" for i in range(2)] + ["ln_final.hook_in"]
+_, cache = run_with_cache(hooked_model, prompts, names)
+cached_lens = [lens_accuracy(cache[name]) for name in names]
+print("cached:", list(cache))
+print("logit lens accuracy after each block:", [f"{a:.2f}" for a in cached_lens])
+largest = max((cache[n] - r).abs().max().item() for n, r in zip(names, residuals, strict=True))
+print("max abs difference from the plain hooks' residuals:", largest)
+print("hooks left on the copy:", ht.count_hooks(hooked_model))
+
+# %%
+# This is how TransformerLens works. Its ``HookPoint`` is a module whose
+# ``forward`` returns its input; ``HookPoint.add_hook`` registers a forward
+# hook that calls your function as ``hook(activation, hook=the_hook_point)``;
+# ``HookedRootModule.setup`` collects the hook points by name; and its
+# ``hooks``, ``run_with_hooks`` and ``run_with_cache`` remove their hooks in
+# ``finally``. Its documentation names the reason: hooks are global state,
+# and one left behind keeps changing every later run (page 8's leak).
+#
+# Since version 4.0 its ``TransformerBridge`` wraps each module of a Hugging
+# Face model in a component with a ``hook_in`` and a ``hook_out`` hook point,
+# as ``WithHookPoints`` does here, instead of shipping its own copy of each
+# architecture. What the library adds on top is a great deal of work that
+# this page does not need: hook points at every interesting place (queries,
+# keys, values, each head's output, the residual stream before and after
+# each part) under the same names for every architecture, models loaded by
+# name from the Hugging Face hub, and tools for patching and attribution.
+# It also brings many dependencies (among them transformers, datasets,
+# pandas and wandb), so this site does not install it: the dozen lines above
+# are its core idea, and its models come from the hub, which this offline
+# site never reaches.
+#
+# nnsight wraps the model you already have
+# ----------------------------------------
+#
+# nnsight takes any ``nn.Module`` as it is: ``NNsight(model)``. Inside
+# ``with nn_model.trace(tokens):`` you write code that reads and writes
+# ``.input`` and ``.output`` of any submodule, in the order the model runs
+# them; nnsight runs the model and pauses it at each value your code asks
+# for. Only what you ``.save()`` leaves the ``with`` block.
+
+import nnsight
+from nnsight import NNsight
+from nnsight.intervention.interleaver import OutOfOrderError
+
+print("nnsight", nnsight.__version__)
+out_layer = model.blocks[LAYER].attn.out
+print("forward of blocks[1].attn.out before:", type(out_layer.forward).__name__)
+nn_model = NNsight(model)
+print("forward of blocks[1].attn.out after: ", type(out_layer.forward).__name__)
+
+with nn_model.trace(prompts):
+    heads = nn_model.blocks[LAYER].attn.out.input  # the model is paused here
+    print("  paused at blocks[1].attn.out: forward hooks", dict(out_layer._forward_hooks))
+    print("  forward pre-hooks", dict(out_layer._forward_pre_hooks))
+    heads[:, :, columns] = 0  # edits the input that the layer then reads
+    nn_logits = nn_model.output.save()
+
+print(f"logit difference, head 1.3 zeroed with nnsight: {logit_difference(nn_logits):.2f}")
+print("max abs difference from the plain hook:", (nn_logits - ablated_logits).abs().max().item())
+
+# %%
+# Same number again. But look at how nnsight reached the heads: while the
+# model was paused at ``attn.out``, that module had no forward hook and no
+# forward pre-hook. nnsight 0.8 does not use hooks at all. When it wraps a
+# model it replaces each submodule's ``forward`` with a ``Controller``: a
+# wrapper that hands the module's input and output to the running trace and
+# then calls the original ``forward``. Outside a trace the wrapper only calls
+# the original. It stays on the model after the trace (printed below):
+# nnsight changed ``model`` itself, not a copy. Plain hooks still work on
+# it; ``count_hooks`` finds none of nnsight's.
+#
+# The logit lens with nnsight: save every block's output (in the order the
+# model produces them) and apply the lens afterwards.
+
+with nn_model.trace(prompts):
+    nn_residuals = nnsight.save([block.output for block in nn_model.blocks])
+
+nn_lens = [lens_accuracy(residual) for residual in nn_residuals]
+print("logit lens accuracy after each block:", [f"{a:.2f}" for a in nn_lens])
+largest = max((a - b).abs().max().item() for a, b in zip(nn_residuals, residuals, strict=True))
+print("max abs difference from the plain hooks' residuals:", largest)
+print("hooks left on the model:", ht.count_hooks(model))
+print("forward of blocks[1].attn.out after the traces:", type(out_layer.forward).__name__)
+
+# %%
+# Asking for values out of order is an error, because the model has already
+# run past them: reading block 0's output after block 2's in the same trace
+# fails, and nnsight says why.
+
+try:
+    with nn_model.trace(prompts):
+        late = nn_model.blocks[2].output.save()
+        early = nn_model.blocks[0].output.save()
+except OutOfOrderError as error:
+    print(type(error).__name__ + ":", error)
+
+# %%
+# Three ways, one measurement
+# ---------------------------
+#
+# The figure puts the logit lens of the three ways side by side, and the
+# table below it sums up what each abstraction adds over plain hooks.
+
+x = torch.arange(len(plain_lens))
+fig, ax = plt.subplots(figsize=(6, 3.2))
+for offset, (label, values) in zip(
+    (-0.25, 0.0, 0.25),
+    [("plain hooks", plain_lens), ("hook points", cached_lens), ("nnsight", nn_lens)],
+    strict=True,
+):
+    ax.bar(x + offset, values, width=0.25, label=label)
+ax.set_xticks(x, [f"after block {i}" for i in range(len(plain_lens))])
+ax.set_ylabel("logit lens accuracy")
+ax.set_ylim(0, 1.05)
+ax.set_title("The same logit lens, three ways")
+ax.legend(loc="upper left", fontsize="small")
+fig.tight_layout()
+plt.show()
+
+# %%
+# ===========================  ===================================================
+# abstraction                  what it is, underneath
+# ===========================  ===================================================
+# a name for every activation  an identity module (a hook point) at each place
+#                              in ``forward``: a forward hook on it reads or
+#                              replaces the value
+# self-removing hooks          a context manager that removes the handles in
+#                              ``finally`` (``hooks``, ``run_with_hooks``)
+# ``run_with_cache``           forward hooks that store each activation in a dict
+#                              under its name, and are removed afterwards
+# tracing (nnsight)            each module's ``forward`` replaced by a wrapper
+#                              that pauses the model where your code asks for a
+#                              value; only ``.save()`` values leave the trace
+# ===========================  ===================================================
+#
+# What the tiny model can and cannot tell: the mechanism is the same on a
+# model with billions of parameters, and the numbers match to the last digit
+# here because every way runs the same operations. What the libraries are
+# really for does not show on a model this small: loading published
+# checkpoints, models spread over several GPUs, and (for nnsight) running
+# the trace on a remote server that holds a model too large for your
+# machine.
+#
+# Summary
+# -------
+#
+# - TransformerLens's hook point is an identity module placed in the model's
+#   ``forward``; its hooks are ordinary forward hooks, and its
+#   ``run_with_hooks`` and ``run_with_cache`` remove them in ``finally``.
+# - A dozen lines wrap any model's modules in hook points and reproduce the
+#   plain hooks' numbers exactly.
+# - nnsight 0.8 wraps each module's ``forward`` instead of adding hooks; its
+#   trace pauses the model where your code reads or writes a value, so the
+#   code must follow the model's order, and only saved values leave it.
+# - All three gave the same logit difference with head 1.3 zeroed and the
+#   same logit lens.
+#
+# Exercises
+# ---------
+#
+# 1. Cache the attention pattern of block 1 by name
+#    (``blocks.1.attn.softmax.hook_out``) with ``run_with_cache``, and with a
+#    plain forward hook on ``model.blocks[1].attn.softmax``. How much does
+#    head 3 attend from the last position to the subject (position 10), and
+#    do the two ways agree?
+# 2. Activation patching with nnsight: save the residual stream after block 0
+#    in the clean run, then run the corrupted prompts
+#    (``data.with_other_subject().prompts``) and write the clean value into
+#    position 10 of block 0's output. What share of the clean logit difference
+#    does it restore, and does a plain forward hook give the same share?
+# 3. Pass ``run_with_hooks`` a hook that raises an error. How many hooks are
+#    left on ``hooked_model`` after the error?
+#
+# .. dropdown:: Solutions
+#
+#    .. code-block:: python
+#
+#       # 1. the pattern by name and by a plain hook
+#       S = lm.POSITIONS["S"]  # the subject; the last prompt position is "end"
+#       name = "blocks.1.attn.softmax.hook_out"
+#       _, cache = run_with_cache(hooked_model, prompts, [name])
+#       patterns = []
+#       handle = model.blocks[1].attn.softmax.register_forward_hook(
+#           lambda module, args, output: patterns.append(output)
+#       )
+#       try:
+#           model(prompts)
+#       finally:
+#           handle.remove()
+#       weight = cache[name][:, HEAD, -1, S].mean().item()
+#       print(f"head 1.3, last position -> position 10: {weight:.2f}")
+#       print("max abs difference:", (cache[name] - patterns[0]).abs().max().item())
+#
+#       # 2. patch the clean residual after block 0 at position 10 into the corrupted run
+#       corrupted = data.with_other_subject().prompts
+#       with nn_model.trace(prompts):
+#           clean_resid = nn_model.blocks[0].output.save()
+#       with nn_model.trace(corrupted):
+#           nn_model.blocks[0].output[:, S] = clean_resid[:, S]
+#           patched = nn_model.output.save()
+#
+#       def patch_position(module, args, output):
+#           output = output.clone()
+#           output[:, S] = clean_resid[:, S]
+#           return output
+#
+#       handle = model.blocks[0].register_forward_hook(patch_position)
+#       try:
+#           hooked_patch = model(corrupted)
+#       finally:
+#           handle.remove()
+#       clean, bad = logit_difference(clean_logits), logit_difference(model(corrupted))
+#       for label, logits in [("nnsight", patched), ("plain hook", hooked_patch)]:
+#           share = (logit_difference(logits) - bad) / (clean - bad)
+#           print(f"{label}: share restored {share:.2f}")
+#       print("max abs difference:", (patched - hooked_patch).abs().max().item())
+#
+#       # 3. a hook that raises
+#       def broken(activation, name):
+#           raise ValueError("broken hook")
+#
+#       try:
+#           run_with_hooks(hooked_model, prompts, [(z_name, broken)])
+#       except ValueError as error:
+#           print("error:", error)
+#       print("hooks left on hooked_model:", ht.count_hooks(hooked_model))
+#
+#    **Answers**
+#
+#    1. Head 1.3 gives 0.78 of its attention at the last position to
+#       position 10, the subject, on average: the head whose ablation
+#       removed the logit difference moves the subject's name. The pattern cached by name and the one from the plain hook
+#       are the same tensor (max abs difference 0.0): the hook point on the
+#       softmax's output sees exactly the output that a forward hook on the
+#       softmax receives.
+#    2. The patch restores 1.01 of the clean logit difference with nnsight
+#       and 1.01 with the plain forward hook, and the two patched runs give
+#       the same logits (max abs difference 0.0). Writing to
+#       ``nn_model.blocks[0].output`` inside the trace does what a forward
+#       hook that returns an edited output does. The clean value must come
+#       from a first trace and be saved: a trace sees only its own run.
+#    3. None: ``hooks`` removes its handles in ``finally``, so the error
+#       reaches you and no hook stays behind on ``hooked_model``.
+#       TransformerLens's ``hooks`` context does the same.
