@@ -18,12 +18,13 @@ from urllib.parse import quote
 
 import pytest
 
-M, T, G, R, P, E = (
+M, T, G, R, P, L, E = (
     "auto_examples/02_module_hooks/",
     "auto_examples/03_tensor_hooks/",
     "auto_examples/04_grad_cam/",
     "auto_examples/05_real_models/",
     "auto_examples/06_pytorch_uses_hooks/",
+    "auto_examples/07_language_models/",
     "auto_examples/08_troubleshooting/",
 )
 # (query, the page that teaches it)
@@ -52,6 +53,16 @@ QUERIES = [
     ("剪枝", P + "plot_28_pruning"),
     ("注意力", R + "plot_26_vit_attention"),
     ("检查点", P + "plot_29_checkpointing"),
+    ("logit lens", L + "plot_33_logit_lens"),
+    ("residual stream", L + "plot_33_logit_lens"),
+    ("ablation", L + "plot_34_attention_and_ablation"),
+    ("activation patching", L + "plot_35_activation_patching"),
+    ("steering vector", L + "plot_36_steering"),
+    ("TransformerLens", L + "plot_37_interpretability_libraries"),
+    ("残差流", L + "plot_33_logit_lens"),
+    ("注意力头", L + "plot_34_attention_and_ablation"),
+    ("激活修补", L + "plot_35_activation_patching"),
+    ("引导向量", L + "plot_36_steering"),
 ]
 # the start of an error message finds the error-message page first
 ERRORS = [
