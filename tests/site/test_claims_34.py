@@ -99,6 +99,12 @@ def test_where_the_heads_look(printed: str) -> None:
     for head in ("0.1", "0.2", "0.3"):
         assert {p for p, _ in reads[head]} == {2, 4}
         assert all(0.25 <= w <= 0.45 for _, w in reads[head])
+    # "heads 2.0 and 2.1, which give about half of their attention at the last
+    # position to one of the names" (and cost little alone: test_head_1_3_carries_the_answer)
+    for head in ("2.0", "2.1"):
+        position, weight = reads[head][0]
+        assert position in (2, 4)
+        assert 0.4 < weight < 0.6
     # "block 1, head 3 reads the subject S"
     assert reads["1.3"][0][0] == 10
     assert reads["1.3"][0][1] > 0.7
