@@ -14,8 +14,8 @@ The residual stream and the logit lens
 
 A language model reads a sentence and, at every position, predicts the next
 word. Inside a transformer like GPT-2, every block adds what it computed to
-one vector per position, the residual stream, and only the last one is
-turned into a prediction. Forward hooks can read that stream after every
+one vector per position, the residual stream, and only its value after the
+last block is turned into a prediction. Forward hooks can read that stream after every
 block; the logit lens reads each of those vectors with the model's own final
 layers, as if the model stopped there. This page opens a small language
 model that completes "When Kate and Tom went to the garden , Kate gave a key

@@ -301,9 +301,11 @@ for kind in ("zero", "mean"):
 #
 # One head matters: without block 1, head 3 the mean logit difference falls
 # to about zero and the accuracy to about one half, with either kind of
-# ablation. Every other head can go alone at a small cost. Is the model
-# then guessing among all the names, or between the two of the sentence?
-# The predictions tell.
+# ablation. Every other head can go alone at a small cost, even heads 2.0 and
+# 2.1, which give about half of their attention at the last position to one
+# of the names: where a head looks does not tell whether the model needs it.
+# Is the model without head 1.3 guessing among all the names, or between the
+# two of the sentence? The predictions tell.
 
 names = {"zero": torch.zeros(15, 64), "mean": head_means[1]}
 first_name, second_name = test.prompts[:, 2], test.prompts[:, 4]
@@ -416,8 +418,15 @@ print("hooks left on the model:", ht.count_hooks(model).total)
 # heads that back each other up (exercise 2), and in large models such
 # redundancy is common: Wang et al. found *backup name movers* in GPT-2 small
 # that take over when the main ones are ablated. The tiny model shows the
-# method, and the hooks are the same in a model with 144 heads (GPT-2 small);
-# which heads matter, and how many, has to be measured there again.
+# method; on GPT-2 small (144 heads) its hooks carry over where the model
+# has the same hook points. The ablation hook does: in Hugging Face's GPT-2
+# too, each block's ``attn.c_proj`` receives the heads' outputs side by side.
+# The pattern hook often does not: many implementations compute the softmax
+# with a function call or inside a fused attention kernel, not in a module,
+# so no module hook sees the pattern. ``TinyLM`` makes the softmax a module
+# on purpose, and libraries such as TransformerLens add a hook point for it
+# (the last page of this chapter). Which heads matter, and how many, has to
+# be measured there again.
 #
 # Summary
 # -------
@@ -432,9 +441,9 @@ print("hooks left on the model:", ht.count_hooks(model).total)
 #   name at position 10 from the last position; without it the model still
 #   answers with one of the two names, but picks the subject about half of
 #   the time.
-# - Zero ablation also removes a head's constant part and can make a harmless
-#   head look important; mean ablation (or resample ablation) is the better
-#   baseline.
+# - Zero ablation also removes a head's constant part and can make a head
+#   look more important than it is; mean ablation (or resample ablation) is
+#   the better baseline.
 #
 # Exercises
 # ---------
@@ -465,8 +474,18 @@ print("hooks left on the model:", ht.count_hooks(model).total)
 #
 #       with model.blocks[1].attn.out.register_forward_pre_hook(resample_head(3)):
 #           with torch.no_grad():
-#               difference, accuracy = logit_difference_and_accuracy(model(test.prompts), test)
+#               logits = model(test.prompts)
+#       difference, accuracy = logit_difference_and_accuracy(logits, test)
 #       print(f"resample ablation of 1.3: {difference:.2f}, accuracy {accuracy:.3f}")
+#       predicted = logits[:, -1].argmax(-1)
+#       # the sentence each one got head 1.3's output from
+#       donor_answer, donor_subject = test.answers.roll(1), test.subjects.roll(1)
+#       neither = (predicted != test.answers) & (predicted != test.subjects)
+#       print(f"neither name of the sentence: {neither.sum()}, "
+#             f"the other sentence's answer: {(neither & (predicted == donor_answer)).sum()}")
+#       hit = donor_subject == test.answers
+#       print(f"where the other sentence's subject is this answer ({hit.sum()} sentences): "
+#             f"accuracy {(predicted[hit] == test.answers[hit]).float().mean():.3f}")
 #
 #       # 2. three heads of block 0 at once
 #       with ht.HookGroup() as hooks:
@@ -483,7 +502,8 @@ print("hooks left on the model:", ht.count_hooks(model).total)
 #       print("accuracy with one of them mean-ablated:", results["mean"][1][0, 1:].round(3))
 #       print(f"block 0 heads 1-3: {difference:.2f}, accuracy {accuracy:.3f}")
 #       print(f"wrong answers: {wrong.sum()}, the subject: {(predicted == test.subjects).sum()}, "
-#             f"a name not in the sentence: {elsewhere.sum()}")
+#             f"a name not in the sentence: {elsewhere.sum()}, "
+#             f"not a name: {(wrong & ~torch.isin(predicted, every_name)).sum()}")
 #
 #       # 3. the mean at some positions only
 #       for label, positions in [("last only", [14]), ("all but last", list(range(14)))]:
@@ -502,12 +522,16 @@ print("hooks left on the model:", ht.count_hooks(model).total)
 #    1. The mean logit difference falls to -0.31 and the accuracy to 0.384:
 #       the same verdict as zero and mean ablation, head 1.3 carries the
 #       answer. The accuracy is even below one half, and lower than with the
-#       other two kinds: a real output of the head, taken from another
-#       sentence, does not only lack the answer, it can point the wrong way.
+#       other two kinds, because a real output of the head, taken from
+#       another sentence, carries that sentence's names: 59 answers are
+#       neither name of the sentence, and 52 of them are the other
+#       sentence's answer; in the 33 sentences whose answer is the other
+#       sentence's subject, the accuracy is 0.061. The output does not only
+#       lack this sentence's answer, it points to another one.
 #    2. The accuracy falls to 0.820, although each of the three heads alone
 #       kept it at 0.962 or more; yet the logit difference rises to 7.61. Of
-#       the 90 wrong answers, 2 are the subject and 80 are a name that is not
-#       in the sentence at all. The logit difference compares only the answer
+#       the 90 wrong answers, 2 are the subject, 80 are a name that is not
+#       in the sentence at all and 8 are not a name. The logit difference compares only the answer
 #       with the subject, so it cannot see these errors: measure the
 #       accuracy too. The three heads back each other up, which is why
 #       removing one at a time hid them.

@@ -99,6 +99,12 @@ def test_where_the_heads_look(printed: str) -> None:
     for head in ("0.1", "0.2", "0.3"):
         assert {p for p, _ in reads[head]} == {2, 4}
         assert all(0.25 <= w <= 0.45 for _, w in reads[head])
+    # "heads 2.0 and 2.1, which give about half of their attention at the last
+    # position to one of the names" (and cost little alone: test_head_1_3_carries_the_answer)
+    for head in ("2.0", "2.1"):
+        position, weight = reads[head][0]
+        assert position in (2, 4)
+        assert 0.4 < weight < 0.6
     # "block 1, head 3 reads the subject S"
     assert reads["1.3"][0][0] == 10
     assert reads["1.3"][0][1] > 0.7
@@ -191,7 +197,9 @@ def test_the_library_gives_the_same_numbers(printed: str) -> None:
 
 
 def test_the_summary_and_the_answers_quote_the_printed_numbers() -> None:
-    quoted_in_both_languages(PAGE, "-0.31", "0.384", "0.820", "7.61", "-0.17", "0.462")
+    quoted_in_both_languages(
+        PAGE, "-0.31", "0.384", "0.061", "0.820", "7.61", "-0.17", "0.462", "GPT-2 small"
+    )
     assert "144" in prose(PAGE, "en")  # GPT-2 small: 12 layers of 12 heads
 
 
@@ -207,6 +215,27 @@ def test_exercise_answers(printed: str) -> None:
     assert abs(difference) < 0.5
     assert accuracy < 0.5
     assert accuracy < min(zero_accuracy[1, 3], mean_accuracy[1, 3])
+    # "because a real output of the head, taken from another sentence, carries that
+    # sentence's names: 59 answers are neither name of the sentence, and 52 of them are
+    # the other sentence's answer; in the 33 sentences whose answer is the other
+    # sentence's subject, the accuracy is 0.061"
+    neither, donor_answer = numbers(
+        r"neither name of the sentence: (\d+), the other sentence's answer: (\d+)", solutions
+    )
+    assert donor_answer > 0.8 * neither
+    hit, hit_accuracy = numbers(
+        r"where the other sentence's subject is this answer \((\d+) sentences\): "
+        r"accuracy ([\d.]+)",
+        solutions,
+    )
+    assert hit >= 20
+    assert hit_accuracy < 0.2
+    # the other two kinds answer with a name of the sentence far more often
+    for kind in ("zero", "mean"):
+        in_sentence = number(
+            rf"{kind} ablation of 1.3: the answer is one of the two names ([\d.]+)", printed
+        )
+        assert neither / 500 > 2 * (1 - in_sentence)
     # 2. "falls to 0.820, although each of the three heads alone kept it at 0.962 or
     # more; yet the logit difference rises to 7.61" and "2 are the subject and 80 are
     # a name that is not in the sentence at all"
@@ -216,11 +245,14 @@ def test_exercise_answers(printed: str) -> None:
     together, accuracy = numbers(r"block 0 heads 1-3: ([\d.]+), accuracy ([\d.]+)", solutions)
     assert accuracy < min(alone)
     assert together > clean
-    wrong, subject, elsewhere = numbers(
-        r"wrong answers: (\d+), the subject: (\d+), a name not in the sentence: (\d+)", solutions
+    wrong, subject, elsewhere, not_a_name = numbers(
+        r"wrong answers: (\d+), the subject: (\d+), a name not in the sentence: (\d+), "
+        r"not a name: (\d+)",
+        solutions,
     )
     assert elsewhere > 0.8 * wrong
     assert subject < 0.05 * wrong
+    assert subject + elsewhere + not_a_name == wrong  # the three kinds cover every error
     # 3. "At the last position only ... the whole loss. At every position but the last
     # ... no loss."
     last_only = numbers(r"1.3, last only: (-?[\d.]+), accuracy ([\d.]+)", solutions)
@@ -229,6 +261,13 @@ def test_exercise_answers(printed: str) -> None:
     assert last_only[1] < 0.6
     assert others[0] > 6.5
     assert others[1] == 1.0
+
+
+def test_the_softmax_is_a_module_on_purpose() -> None:
+    # "TinyLM makes the softmax a module on purpose": the pattern hook needs it
+    model = lm.pretrained_lm()
+    assert all(isinstance(block.attn.softmax, torch.nn.Softmax) for block in model.blocks)
+    assert "makes the softmax a module on purpose" in prose(PAGE)
 
 
 def test_zero_ablation_keeps_the_bias_of_out() -> None:
