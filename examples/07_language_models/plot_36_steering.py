@@ -213,7 +213,9 @@ generator = torch.Generator().manual_seed(0)
 random_directions = torch.randn(10, 64, generator=generator)
 random_directions *= direction.norm() / random_directions.norm(dim=-1, keepdim=True)
 lengths = random_directions.norm(dim=-1)
-print(f"|direction| = {direction.norm():.2f}, |random directions| = {lengths.min():.2f} to {lengths.max():.2f}")
+print(
+    f"|direction| = {direction.norm():.2f}, |random directions| = {lengths.min():.2f} to {lengths.max():.2f}"
+)
 
 n = len(test_to_john)
 
@@ -226,7 +228,9 @@ def sweep(vector, alphas):
     said = answers(batch, block, add_at_last_position(vector, row_alphas)).view(len(alphas), n)
     is_name = torch.isin(said, NAME_IDS)
     other_name = is_name & (said != MARY) & (said != JOHN)
-    return torch.stack([(said == MARY), (said == JOHN), other_name, ~is_name], dim=-1).float().mean(1)
+    return (
+        torch.stack([(said == MARY), (said == JOHN), other_name, ~is_name], dim=-1).float().mean(1)
+    )
 
 
 alphas = [a / 2 for a in range(21)]
@@ -399,7 +403,9 @@ for alpha in [0.0, 1.0, 2.0]:
 with torch.no_grad():
     lens = model.unembed(model.ln_final(direction))[NAME_IDS]
 ranked = [lm.VOCAB[i] for i in NAME_IDS[lens.argsort(descending=True)]]
-print("the direction alone, read by ln_final and unembed:", " > ".join(ranked[:3]), "...", ranked[-1])
+print(
+    "the direction alone, read by ln_final and unembed:", " > ".join(ranked[:3]), "...", ranked[-1]
+)
 print("hooks left on the model:", count_hooks(model))
 
 # %%
