@@ -364,7 +364,7 @@ for alpha in [0.5, 7.0]:
 # which block 2's attention reads from position 14. Where the push is on
 # the edge, that changes answers: at ``alpha`` 0.5, Mary in 0.81 of the
 # answers with the hook on the last position and 0.83 with the hook on every
-# position; at 7, 0.56 and 1.00. On a longer text the two drift further
+# position; at 7, 0.56 and 1.00. On a longer text the two can drift further
 # apart, because one pushes each position at one step only and the other at
 # every step.
 #
@@ -416,8 +416,8 @@ print("hooks left on the model:", count_hooks(model))
 # is a direction for one name against the other.
 #
 # Read on its own by the final LayerNorm and the unembedding (the logit lens
-# of :doc:`plot_33_logit_lens`), the direction ranks Sam first, Mary second
-# and John last. That is where it breaks: from ``alpha`` 7.5 the push
+# of :doc:`plot_33_logit_lens`), the direction ranks Sam first among the
+# sixteen names, Mary second and John last. That is where it breaks: from ``alpha`` 7.5 the push
 # outweighs the rest of the residual, and the model says the name the
 # direction alone says, Sam. A difference of means carries everything that
 # differs on average between the two sets, not only the contrast we meant;
