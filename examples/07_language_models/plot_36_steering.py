@@ -260,7 +260,7 @@ for ax, label, xs, table in [
     ax.set_xlabel("alpha")
     ax.grid(alpha=0.3)
 axes[0].set_ylabel("share of the 64 held-out answers")
-axes[1].legend(loc="center right")
+axes[0].legend(loc="center")
 fig.tight_layout()
 plt.show()
 
