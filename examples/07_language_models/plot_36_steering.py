@@ -411,9 +411,11 @@ print("hooks left on the model:", count_hooks(model))
 # %%
 # Pushed hard enough, the model says Mary in sentences where Mary does not
 # appear: the direction carries "Mary rather than John", not "the other
-# person". In this model, which name to say is written as that name's
-# identity at the last position, so a difference of means between two names
-# is a direction for one name against the other.
+# person". In this model, what block 1 writes at the last position is a
+# name's identity: the subject's, which the head of
+# :doc:`plot_34_attention_and_ablation` moves there so that the model does
+# not say it. A difference of means between two subjects is therefore a
+# direction for one name against the other.
 #
 # Read on its own by the final LayerNorm and the unembedding (the logit lens
 # of :doc:`plot_33_logit_lens`), the direction ranks Sam first among the

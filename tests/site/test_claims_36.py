@@ -72,6 +72,27 @@ def test_block_1_moves_the_subject_to_the_last_position() -> None:
         model(namespace["to_john"])
     to_subject = seen["pattern"][:, 3, lm.POSITIONS["end"], lm.POSITIONS["S"]].mean()
     assert to_subject > 0.5
+    # "what block 1 writes at the last position is ... the subject's [identity], which the head
+    # moves there so that the model does not say it": the difference between block 1's attention
+    # outputs on the two sets (subject John minus subject Mary), read by the unembedding, is
+    # lowest for John and highest for Mary among the names
+    written = {}
+    for label in ["to_mary", "to_john"]:
+
+        def keep_attn(
+            module: torch.nn.Module, args: tuple[Tensor, ...], output: Tensor, label=label
+        ) -> None:
+            written[label] = output[:, -1].detach().mean(0)
+
+        with model.blocks[1].attn.register_forward_hook(keep_attn), torch.no_grad():
+            model(namespace[label])
+    reading = (model.unembed.weight @ (written["to_mary"] - written["to_john"])).detach()
+    names = namespace["NAME_IDS"]
+    assert int(names[reading[names].argmin()]) == int(namespace["JOHN"])
+    assert int(names[reading[names].argmax()]) in (
+        int(namespace["MARY"]),
+        int(lm.encode("Sam")[0, 0]),
+    )
 
 
 def _table(printed: str) -> dict[float, tuple[list[float], list[float], int]]:
