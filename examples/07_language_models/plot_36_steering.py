@@ -412,14 +412,14 @@ print("hooks left on the model:", count_hooks(model))
 # Pushed hard enough, the model says Mary in sentences where Mary does not
 # appear: the direction carries "Mary rather than John", not "the other
 # person". In this model, what block 1 writes at the last position is a
-# name's identity: the subject's, which the head of
-# :doc:`plot_34_attention_and_ablation` moves there so that the model does
-# not say it. A difference of means between two subjects is therefore a
+# name's identity: the subject's, moved there by the head that
+# :doc:`plot_34_attention_and_ablation` found, so that the model does not
+# say it. A difference of means between two subjects is therefore a
 # direction for one name against the other.
 #
-# Read on its own by the final LayerNorm and the unembedding (the logit lens
-# of :doc:`plot_33_logit_lens`), the direction ranks Sam first among the
-# sixteen names, Mary second and John last. That is where it breaks: from ``alpha`` 7.5 the push
+# Read on its own by the logit lens (:doc:`plot_33_logit_lens`), that is by
+# the final LayerNorm and the unembedding alone, the direction ranks Sam
+# first among the sixteen names, Mary second and John last. That is where it breaks: from ``alpha`` 7.5 the push
 # outweighs the rest of the residual, and the model says the name the
 # direction alone says, Sam. A difference of means carries everything that
 # differs on average between the two sets, not only the contrast we meant;
