@@ -24,7 +24,7 @@ model itself: the difference between its mean residual on two sets of
 prompts that differ in the behaviour we want to change. This page builds
 one on the name task, adds it with a forward hook while ``lm.generate``
 writes, measures how the answers change with the strength of the push,
-finds where it breaks, and compares it with a random direction of the same
+finds where it breaks, and compares it with random directions of the same
 length.
 
 .. rubric:: What you will learn
@@ -37,8 +37,8 @@ length.
 - what a hook sees during generation without a key-value cache, why a hook
   on "the last position" then edits a different token at each step, and
   what changes with a cache;
-- what the direction means on this model, and what a random direction of
-  the same length does.
+- what the direction means on this model, and what random directions of
+  the same length do.
 
 **Prerequisites**: :doc:`/auto_examples/02_module_hooks/plot_05_forward_hooks`,
 :doc:`/auto_examples/02_module_hooks/plot_08_handles_and_leaks`,
@@ -103,11 +103,15 @@ with torch.no_grad():
 # steering direction is the mean of set 1 minus the mean of set 2: what, on
 # average, the model writes differently when the answer is Mary rather than
 # John. Each prompt of set 1 has a partner in set 2 that differs in one
-# token, the subject, so this is *contrastive activation addition* (CAA,
-# Rimsky et al., 2024), which averages the difference over many such pairs
-# of prompts; Turner
-# et al. (2023) introduced *activation addition* (ActAdd) with the
-# difference of a single pair of prompts, such as "Love" and "Hate".
+# token, the subject, and the difference of the means is the mean of the 64
+# pairs' differences: this is the recipe of *contrastive activation
+# addition* (CAA, Rimsky et al., 2024), which averages the difference over
+# many pairs. In CAA the two prompts of a pair are the same question
+# followed by opposite answer letters, and the residual is read at that
+# letter; here the pair differ in the subject, which decides the answer,
+# and the residual is read where the answer is predicted. Turner et al.
+# (2023) introduced *activation addition* (ActAdd) with the difference of
+# a single pair of prompts, such as "Love" and "Hate".
 
 
 def last_residuals(prompts):
@@ -145,7 +149,7 @@ for k in range(len(model.blocks)):
 # %%
 # After block 0 the two means are almost equal: the direction is tiny next
 # to the residual itself. Both sets hold the same two names, and after block
-# 0 the last position does not yet depend on which of them is the subject;
+# 0 the last position barely depends on which of them is the subject;
 # that reaches the last position only in block 1 (the head that :doc:`plot_34_attention_and_ablation`
 # and :doc:`plot_35_activation_patching` found). After blocks 1 and 2 the
 # difference is as long as a typical residual, or longer.
@@ -192,54 +196,71 @@ for k, block in enumerate(model.blocks):
 #
 # We raise ``alpha`` from 0 to 10 and count, among the 64 held-out prompts,
 # the answers that flip to Mary, the answers that stay John, the other names
-# and the answers that are not a name at all. The control is a random
-# direction of the same length: if any push of that size flipped the
+# and the answers that are not a name at all. The control is ten random
+# directions of the same length: if any push of that size flipped the
 # answers, the difference of means would have found nothing special. One
-# forward pass does the whole sweep: the batch holds the prompts once per
-# ``alpha``, and the same hook adds ``row_alphas``, a column with each row's
-# ``alpha``, times the direction (broadcasting).
+# random direction is not a control (by chance it can lie close to a
+# direction the model uses), so we give the mean of the ten and count those
+# that change no answer. One forward pass does a whole sweep: the batch
+# holds the prompts once per ``alpha``, and the same hook adds
+# ``row_alphas``, a column with each row's ``alpha``, times the direction
+# (broadcasting).
 
 K = 1
 block = model.blocks[K]
 direction = directions[K]
 generator = torch.Generator().manual_seed(0)
-random_direction = torch.randn(64, generator=generator)
-random_direction *= direction.norm() / random_direction.norm()
-print(f"|direction| = {direction.norm():.2f}, |random direction| = {random_direction.norm():.2f}")
+random_directions = torch.randn(10, 64, generator=generator)
+random_directions *= direction.norm() / random_directions.norm(dim=-1, keepdim=True)
+lengths = random_directions.norm(dim=-1)
+print(
+    f"|direction| = {direction.norm():.2f}, |random directions| = {lengths.min():.2f} to {lengths.max():.2f}"
+)
 
-alphas = [a / 2 for a in range(21)]
 n = len(test_to_john)
-# one batch: the 64 prompts once for each alpha; the hook gives each row its own alpha
-batch = test_to_john.repeat(len(alphas), 1)
-row_alphas = torch.tensor(alphas).repeat_interleave(n)[:, None]
-shares = {}
-for label, vector in [("steering", direction), ("random", random_direction)]:
+
+
+def sweep(vector, alphas):
+    """Shares of Mary, John, another name, not a name, ``[len(alphas), 4]``."""
+    # one batch: the 64 prompts once for each alpha; the hook gives each row its own alpha
+    batch = test_to_john.repeat(len(alphas), 1)
+    row_alphas = torch.tensor(alphas).repeat_interleave(n)[:, None]
     said = answers(batch, block, add_at_last_position(vector, row_alphas)).view(len(alphas), n)
     is_name = torch.isin(said, NAME_IDS)
     other_name = is_name & (said != MARY) & (said != JOHN)
-    shares[label] = (
+    return (
         torch.stack([(said == MARY), (said == JOHN), other_name, ~is_name], dim=-1).float().mean(1)
     )
 
-print("alpha | steering: Mary John other-name not-a-name | random: Mary John other-name not-a-name")
-for i, alpha in enumerate(alphas):
-    if alpha in (0, 0.5, 1, 1.5, 2, 4, 6, 7, 8, 10):
-        steered = " ".join(f"{v:4.2f}" for v in shares["steering"][i])
-        control = " ".join(f"{v:4.2f}" for v in shares["random"][i])
-        print(f"{alpha:5.1f} | {steered} | {control}")
+
+alphas = [a / 2 for a in range(21)]
+shown = [0, 0.5, 1, 1.5, 2, 4, 6, 7, 8, 10]
+shares = sweep(direction, alphas)
+random_shares = torch.stack([sweep(vector, shown) for vector in random_directions])
+unchanged = (random_shares[:, :, 1] == 1).sum(0)  # random directions that leave every John
+
+print("alpha | steering: Mary John other-name not-a-name | 10 random (mean): the same | unchanged")
+for i, alpha in enumerate(shown):
+    steered = " ".join(f"{v:4.2f}" for v in shares[alphas.index(alpha)])
+    control = " ".join(f"{v:4.2f}" for v in random_shares[:, i].mean(0))
+    print(f"{alpha:5.1f} | {steered} | {control} | {unchanged[i]:2d}")
+mary_at_most = random_shares[:, :, 0].amax(1)
+print("random directions that ever give Mary:", int((mary_at_most > 0).sum()), "of 10")
 
 fig, axes = plt.subplots(1, 2, figsize=(9, 3.4), sharey=True)
-for ax, label in zip(axes, ["steering", "random"], strict=True):
-    table = shares[label]
-    ax.plot(alphas, table[:, 0], "o-", label="flips to Mary")
-    ax.plot(alphas, table[:, 1], "s-", label="stays John")
-    ax.plot(alphas, table[:, 2], "^-", label="another name")
-    ax.plot(alphas, table[:, 3], "x-", label="not a name")
-    ax.set_title(f"{label} direction (block {K}, last position)")
+for ax, label, xs, table in [
+    (axes[0], "steering direction", alphas, shares),
+    (axes[1], "10 random directions (mean)", shown, random_shares.mean(0)),
+]:
+    ax.plot(xs, table[:, 0], "o-", label="flips to Mary")
+    ax.plot(xs, table[:, 1], "s-", label="stays John")
+    ax.plot(xs, table[:, 2], "^-", label="another name")
+    ax.plot(xs, table[:, 3], "x-", label="not a name")
+    ax.set_title(f"{label}, block {K}")
     ax.set_xlabel("alpha")
     ax.grid(alpha=0.3)
 axes[0].set_ylabel("share of the 64 held-out answers")
-axes[1].legend(loc="center right")
+axes[0].legend(loc="center")
 fig.tight_layout()
 plt.show()
 
@@ -247,11 +268,16 @@ plt.show()
 # The steering direction flips 0.81 of the answers at ``alpha`` 0.5 and all
 # of them from 1 to 6.5. Past that it breaks: at 7 some answers and from 7.5
 # on all of them are another name, neither Mary nor John; up to 10 it never
-# gives a word that is not a name. The random direction of the same length never
-# gives Mary: it leaves the answers alone up to ``alpha`` 1 and, from 1.5,
-# every answer is a word that is not a name. A large push takes the model
-# away from the residuals it was trained on, whichever way it goes; only the
-# difference of means moves it towards the answer we chose.
+# gives a word that is not a name. None of the ten random directions of the
+# same length changes a single answer up to ``alpha`` 1, where the steering
+# direction has flipped them all. From 1.5 on, more and more of them break
+# the model, each in its own way: at 7 none of them leaves every answer John, and on average
+# 0.46 of the answers are words that are not names and 0.35 are other names.
+# One of the ten even gives Mary at large strengths: where a random push
+# lands is chance, which is why a control needs more than one draw. A large
+# push takes the model away from the residuals it was trained on, whichever
+# way it goes; only the difference of means moves it towards the answer we
+# chose, at strengths where random pushes change nothing.
 #
 # Steering while the model generates
 # ----------------------------------
@@ -273,8 +299,8 @@ print("generated:", lm.decode(continuation[0, 15:]))
 
 # %%
 # Generation stopped at the full stop, after two steps. Now the steering
-# hook during generation, for a few strengths, with the random direction at
-# the strength where it breaks. ``lm.decode`` turns the new tokens back into
+# hook during generation, for a few strengths, and the first random
+# direction at ``alpha`` 2, where it breaks. ``lm.decode`` turns the new tokens back into
 # words.
 
 for label, vector, alpha in [
@@ -283,7 +309,7 @@ for label, vector, alpha in [
     ("steering", direction, 1.0),
     ("steering", direction, 4.0),
     ("steering", direction, 8.0),
-    ("random", random_direction, 2.0),
+    ("random", random_directions[0], 2.0),
 ]:
     with block.register_forward_hook(add_at_last_position(vector, alpha)):
         out = lm.generate(model, test_to_john[:3], max_new_tokens=4)
@@ -323,12 +349,24 @@ for where in ["last", "every"]:
 same = torch.equal(results["last"], results["every"])
 print("the same tokens generated by both hooks:", same)
 print("continuations:", sorted({lm.decode(row[15:]) for row in results["every"]}))
+for alpha in [0.5, 7.0]:
+    mary = {}
+    for where in ["last", "every"]:
+        with block.register_forward_hook(recording(direction, alpha, where, [])):
+            out = lm.generate(model, test_to_john, max_new_tokens=4)
+        mary[where] = (out[:, 15] == MARY).float().mean()
+    print(f"alpha {alpha}: Mary in {mary['last']:.2f} (last position), {mary['every']:.2f} (every)")
 
 # %%
-# On this model both hooks write the same words: the answer is the first
-# generated token, decided at position 14 where both hooks push, and a full
-# stop follows it. On a longer text the two could drift apart, because one
-# pushes each position at one step only and the other at every step.
+# At ``alpha`` 1 both hooks write the same words: the answer is the first
+# generated token, and a full stop follows it. They do not make the same
+# push, though: the hook on every position also edits positions 0 to 13,
+# which block 2's attention reads from position 14. Where the push is on
+# the edge, that changes answers: at ``alpha`` 0.5, Mary in 0.81 of the
+# answers with the hook on the last position and 0.83 with the hook on every
+# position; at 7, 0.56 and 1.00. On a longer text the two can drift further
+# apart, because one pushes each position at one step only and the other at
+# every step.
 #
 # Libraries such as Hugging Face ``transformers`` keep a *key-value cache*:
 # after the first step they run only the new token, whose attention reads
@@ -336,7 +374,9 @@ print("continuations:", sorted({lm.decode(row[15:]) for row in results["every"]}
 # then sees ``[1, 15, 64]`` at the first step and ``[1, 1, 64]`` at every
 # later step. So, with a cache, a hook that edits position ``-1`` pushes
 # position 14 at the first step and then each new token once, and the
-# stored keys and values keep position 14 as it was pushed. Because the
+# stored keys and values keep position 14 as it was pushed (this is how
+# CAA steers: its vector is added at every position after the user's
+# prompt). Because the
 # attention is causal (no position reads a later one), that is what a hook
 # that edits every position from 14 on does in this loop without a cache;
 # here, the hook on ``-1`` edits position 14 at the first step only. And a
@@ -360,14 +400,30 @@ for alpha in [0.0, 1.0, 2.0]:
         f"Alice and Bob, alpha {alpha}: Bob {(said == lm.encode('Bob')[0, 0]).float().mean():.2f}, "
         f"Mary {(said == MARY).float().mean():.2f}"
     )
+with torch.no_grad():
+    lens = model.unembed(model.ln_final(direction))[NAME_IDS]
+ranked = [lm.VOCAB[i] for i in NAME_IDS[lens.argsort(descending=True)]]
+print(
+    "the direction alone, read by ln_final and unembed:", " > ".join(ranked[:3]), "...", ranked[-1]
+)
 print("hooks left on the model:", count_hooks(model))
 
 # %%
 # Pushed hard enough, the model says Mary in sentences where Mary does not
 # appear: the direction carries "Mary rather than John", not "the other
-# person". In this model, which name to say is written as that name's
-# identity at the last position, so a difference of means between two names
-# is a direction for one name against the other.
+# person". In this model, what block 1 writes at the last position is a
+# name's identity: the subject's, moved there by the head that
+# :doc:`plot_34_attention_and_ablation` found, so that the model does not
+# say it. A difference of means between two subjects is therefore a
+# direction for one name against the other.
+#
+# Read on its own by the logit lens (:doc:`plot_33_logit_lens`), that is by
+# the final LayerNorm and the unembedding alone, the direction ranks Sam
+# first among the sixteen names, Mary second and John last. That is where it breaks: from ``alpha`` 7.5 the push
+# outweighs the rest of the residual, and the model says the name the
+# direction alone says, Sam. A difference of means carries everything that
+# differs on average between the two sets, not only the contrast we meant;
+# what else it carries shows only when it is pushed hard.
 #
 # What a tiny model can and cannot tell
 # -------------------------------------
@@ -376,8 +432,8 @@ print("hooks left on the model:", count_hooks(model))
 # contrastive prompts (Rimsky et al. steer Llama 2 chat models towards or
 # away from behaviours such as sycophancy), a strength swept over a range,
 # and a control. What carries over: the hook code, the
-# pitfalls of generation with and without a cache, the need for a random
-# control and a sweep. What does not: here one layer's direction flips a
+# pitfalls of generation with and without a cache, the need for a sweep and
+# for a random control of more than one draw. What does not: here one layer's direction flips a
 # one-word answer perfectly because the task is tiny and its answer sits in
 # one token; on large models the effect of a steering vector depends on the
 # layer and the behaviour, is often partial, and can hurt other abilities,
@@ -397,8 +453,8 @@ print("hooks left on the model:", count_hooks(model))
 #    prompts whose answer is Mary (subject John). What share answers John?
 # 3. Steer only the prompt: a hook that adds the direction at position 14
 #    only when it sees 15 positions, that is at the first step (ActAdd,
-#    too, adds its vector to positions of the prompt, not to the generated
-#    tokens). Generate with ``alpha`` 1 on the held-out prompts: what share
+#    too, adds its vector to the prompt only, to its first positions, and
+#    not to the generated tokens). Generate with ``alpha`` 1 on the held-out prompts: what share
 #    of the answers is Mary, and do the continuations still end with a full
 #    stop?
 #

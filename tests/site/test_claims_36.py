@@ -26,6 +26,10 @@ def test_two_sets() -> None:
     differ = namespace["to_mary"] != namespace["to_john"]
     assert differ.sum(1).tolist() == [1] * 64
     assert differ[:, lm.POSITIONS["S"]].all()
+    # "the difference of the means is the mean of the 64 pairs' differences"
+    for k in range(3):
+        pairs = namespace["mary_residuals"][k] - namespace["john_residuals"][k]
+        torch.testing.assert_close(pairs.mean(0), namespace["directions"][k], atol=1e-5, rtol=1e-5)
 
 
 def test_direction_per_block() -> None:
@@ -39,6 +43,11 @@ def test_direction_per_block() -> None:
     }
     # "After block 0 the two means are almost equal: the direction is tiny next to the residual"
     assert lengths[0][0] < 0.05 * lengths[0][1]
+    # "after block 0 the last position barely depends on which of them is the subject":
+    # every pair, not only the mean, differs little there
+    namespace = run_page(PAGE).namespace
+    pairs = namespace["mary_residuals"][0] - namespace["john_residuals"][0]
+    assert float(pairs.norm(dim=-1).max()) < 0.05 * lengths[0][1]
     # "After blocks 1 and 2 the difference is as long as a typical residual, or longer."
     assert lengths[1][0] == pytest.approx(lengths[1][1], rel=0.05)
     assert lengths[2][0] > lengths[2][1]
@@ -63,27 +72,55 @@ def test_block_1_moves_the_subject_to_the_last_position() -> None:
         model(namespace["to_john"])
     to_subject = seen["pattern"][:, 3, lm.POSITIONS["end"], lm.POSITIONS["S"]].mean()
     assert to_subject > 0.5
+    # "what block 1 writes at the last position is ... the subject's [identity], which the head
+    # moves there so that the model does not say it": the difference between block 1's attention
+    # outputs on the two sets (subject John minus subject Mary), read by the unembedding, is
+    # lowest for John among the names, and positive for Mary
+    written = {}
+    for label in ["to_mary", "to_john"]:
+
+        def keep_attn(
+            module: torch.nn.Module, args: tuple[Tensor, ...], output: Tensor, label=label
+        ) -> None:
+            written[label] = output[:, -1].detach().mean(0)
+
+        with model.blocks[1].attn.register_forward_hook(keep_attn), torch.no_grad():
+            model(namespace[label])
+    reading = (model.unembed.weight @ (written["to_mary"] - written["to_john"])).detach()
+    names = namespace["NAME_IDS"]
+    assert int(names[reading[names].argmin()]) == int(namespace["JOHN"])
+    assert float(reading[int(namespace["MARY"])]) > 0
 
 
-def _table(printed: str) -> dict[float, list[float]]:
-    rows = re.findall(r"^\s*([\d.]+) \| ([\d. ]+) \| ([\d. ]+)$", printed, flags=re.MULTILINE)
-    return {float(a): [float(v) for v in (s + " " + r).split()] for a, s, r in rows}
+def _table(printed: str) -> dict[float, tuple[list[float], list[float], int]]:
+    rows = re.findall(
+        r"^\s*([\d.]+) \| ([\d. ]+) \| ([\d. ]+) \|\s*(\d+)$", printed, flags=re.MULTILINE
+    )
+    return {
+        float(a): ([float(v) for v in s.split()], [float(v) for v in r.split()], int(u))
+        for a, s, r, u in rows
+    }
 
 
 def test_sweep() -> None:
     printed = outputs(PAGE)
     table = _table(printed)
     assert sorted(table) == [0, 0.5, 1, 1.5, 2, 4, 6, 7, 8, 10]
-    assert "|direction| = 7.06, |random direction| = 7.06" in printed
-    shares = run_page(PAGE).namespace["shares"]
-    alphas = run_page(PAGE).namespace["alphas"]
-    steering, random = shares["steering"], shares["random"]
+    assert "|direction| = 7.06, |random directions| = 7.06 to 7.06" in printed
+    namespace = run_page(PAGE).namespace
+    steering, alphas = namespace["shares"], namespace["alphas"]
+    random, shown = namespace["random_shares"], namespace["shown"]
+    assert random.shape == (10, len(shown), 4)
     # the printed rows are the page's data
-    for i, alpha in enumerate(alphas):
-        if alpha in table:
-            assert table[alpha] == pytest.approx(
-                [round(v, 2) for v in steering[i].tolist() + random[i].tolist()], abs=1e-9
-            )
+    for i, alpha in enumerate(shown):
+        row_steering, row_random, unchanged = table[alpha]
+        assert row_steering == pytest.approx(
+            [round(v, 2) for v in steering[alphas.index(alpha)].tolist()], abs=1e-9
+        )
+        assert row_random == pytest.approx(
+            [round(v, 2) for v in random[:, i].mean(0).tolist()], abs=1e-9
+        )
+        assert unchanged == int((random[:, i, 1] == 1).sum())
     by_alpha = dict(zip(alphas, steering.tolist(), strict=True))
     # "flips 0.81 of the answers at alpha 0.5 and all of them from 1 to 6.5"
     assert round(by_alpha[0.5][0], 2) == 0.81
@@ -93,13 +130,24 @@ def test_sweep() -> None:
     assert all(by_alpha[a][2] == 1.0 for a in alphas if a >= 7.5)
     # "up to 10 it never gives a word that is not a name"
     assert float(steering[:, 3].max()) == 0.0
-    random_by_alpha = dict(zip(alphas, random.tolist(), strict=True))
-    # "The random direction ... never gives Mary"
-    assert float(random[:, 0].max()) == 0.0
-    # "leaves the answers alone up to alpha 1 and, from 1.5, every answer is not a name"
-    assert all(random_by_alpha[a][1] == 1.0 for a in alphas if a <= 1)
-    assert all(random_by_alpha[a][3] == 1.0 for a in alphas if a >= 1.5)
-    quoted_in_both_languages(PAGE, "0.81")
+    # "None of the ten random directions ... changes a single answer up to alpha 1"
+    assert all(table[a][2] == 10 for a in shown if a <= 1)
+    # "From 1.5 on, more and more of them break the model"
+    counts = [table[a][2] for a in shown if a >= 1.5]
+    assert counts[0] < 10
+    assert counts == sorted(counts, reverse=True)
+    # "each in its own way": some give other names, some words that are not names
+    assert float(random[:, -1, 2].max()) > 0
+    assert float(random[:, -1, 3].max()) > 0
+    # "at 7 none of them leaves every answer John, and on average 0.46 ... not names and 0.35
+    # ... other names"
+    assert table[7.0][2] == 0
+    assert table[7.0][1][3] == 0.46
+    assert table[7.0][1][2] == 0.35
+    # "One of the ten even gives Mary at large strengths"
+    assert "random directions that ever give Mary: 1 of 10" in printed
+    assert float(random[:, : shown.index(1.5) + 1, 0].max()) == 0.0
+    quoted_in_both_languages(PAGE, "0.81", "0.46", "0.35")
 
 
 def test_generation_shapes_and_continuations() -> None:
@@ -111,7 +159,7 @@ def test_generation_shapes_and_continuations() -> None:
     assert "steering alpha 0.0: John . | John . | John ." in printed
     assert "steering alpha 1.0: Mary . | Mary . | Mary ." in printed
     assert "steering alpha 8.0: Sam . | Sam . | Sam ." in printed
-    # "the random direction at the strength where it breaks": not a name
+    # "the first random direction at alpha 2, where it breaks": not a name
     random = match_line(r"random   alpha 2.0: (.*)", printed).split(" | ")
     names = set(lm.NAMES)
     assert all(words.split()[0] not in names for words in random)
@@ -130,6 +178,22 @@ def test_last_or_every_position() -> None:
     # "On this model both hooks write the same words ... and a full stop follows it"
     assert "the same tokens generated by both hooks: True" in printed
     assert "continuations: ['Mary .']" in printed
+    # "at alpha 0.5, Mary in 0.81 ... last position and 0.83 with ... every position; at 7,
+    # 0.56 and 1.00"
+    assert "alpha 0.5: Mary in 0.81 (last position), 0.83 (every)" in printed
+    assert "alpha 7.0: Mary in 0.56 (last position), 1.00 (every)" in printed
+    quoted_in_both_languages(PAGE, "0.83", "0.56", "1.00")
+    # "the hook on every position also edits positions 0 to 13, which block 2's attention reads
+    # from position 14": block 2 at the last position attends to earlier positions
+    namespace = run_page(PAGE).namespace
+    model, seen = namespace["model"], {}
+
+    def keep(module: torch.nn.Module, args: tuple[Tensor, ...], output: Tensor) -> None:
+        seen["pattern"] = output.detach()
+
+    with model.blocks[2].attn.softmax.register_forward_hook(keep), torch.no_grad():
+        model(namespace["test_to_john"])
+    assert float(seen["pattern"][:, :, 14, :14].sum(-1).mean()) > 0.1
 
 
 def _cached_generate(
@@ -238,6 +302,20 @@ def test_what_the_direction_means() -> None:
     # "Pushed hard enough, the model says Mary in sentences where Mary does not appear"
     assert "Alice and Bob, alpha 1.0: Bob 0.00, Mary 1.00" in printed
     assert "hooks left on the model: no hooks" in printed
+    # "the direction ranks Sam first, Mary second and John last"
+    assert (
+        "the direction alone, read by ln_final and unembed: Sam > Mary > Alice ... John" in printed
+    )
+    # "from alpha 7.5 ... the model says the name the direction alone says, Sam"
+    namespace = run_page(PAGE).namespace
+    answers, hook = namespace["answers"], namespace["add_at_last_position"]
+    sam = lm.encode("Sam")[0, 0]
+    for alpha in [7.5, 8.0, 10.0]:
+        said = answers(
+            namespace["test_to_john"], namespace["block"], hook(namespace["direction"], alpha)
+        )
+        assert bool((said == sam).all())
+    assert "steering alpha 8.0: Sam . | Sam . | Sam ." in printed
 
 
 def test_exercise_answers() -> None:
