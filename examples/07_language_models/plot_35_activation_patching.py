@@ -54,8 +54,6 @@ that records an activation and one that replaces it.
 # one token only, the subject at position 10: everything the model does
 # differently must start there.
 
-from collections import Counter
-
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
@@ -715,6 +713,7 @@ print("hooks left on the toy:", ht.count_hooks(and_toy))
 #                     f"the runs differ by {gap:.2f} (size {size:.2f})")
 #
 #       # 2. the clean pattern of head 1.3 into the corrupted run, sentence by sentence
+#       from collections import Counter
 #       clean_pattern = pattern["block 1"]
 #       def put_pattern(m, args, out):
 #           out = out.clone()
@@ -751,7 +750,8 @@ print("hooks left on the toy:", ht.count_hooks(and_toy))
 #           print(f"{label}: {group.sum().item()} sentences, share restored {share_in(group):.2f}")
 #       elsewhere = clean_row[clean_away].argmax(-1)
 #       print("where the clean run looks instead:", sorted(set(elsewhere.tolist())))
-#       name, count = Counter(lm.VOCAB[s] for s in clean.subjects[clean_away].tolist()).most_common(1)[0]
+#       subjects = Counter(lm.VOCAB[token] for token in clean.subjects[clean_away].tolist())
+#       name, count = subjects.most_common(1)[0]
 #       print(f"their most common subject: {name} ({count} sentences)")
 #
 #       # 3. a third name at position 10: the next name in the list that is not A or B
