@@ -624,10 +624,10 @@ print("hooks left on the toy:", ht.count_hooks(and_toy))
 # %%
 # Large models have both: Wang et al. (2022) found *backup name mover*
 # heads in GPT-2 small that take over when the main name movers are knocked
-# out, an OR that noising and ablation underrate. The
-# advice that follows: denoising finds parts that are enough, noising finds
-# parts that are needed; when a claim matters, run both, and patch groups
-# of parts as well as single ones.
+# out, an OR that noising and ablation underrate. The advice that follows:
+# denoising finds parts that are enough, noising finds parts that are
+# needed; when a claim matters, run both, and patch groups of parts as well
+# as single ones.
 #
 # What the tiny model can and cannot tell
 # ---------------------------------------
