@@ -139,6 +139,9 @@ def test_one_head_moves_the_subject() -> None:
     assert max(abs(v) for v in others) <= NEAR
     # "from the last position it looks mostly at position 10, the subject"
     assert number(r"attention from the last position to position 10: ([\d.]+)", printed) > 0.5
+    # "(0.81 is an average: exercise 2 looks sentence by sentence)"
+    looks = match(r"attention from the last position to position 10: ([\d.]+)", printed)[1]
+    quoted_in_both_languages(PAGE, looks)
     assert "where it looks most: position 10 (S)" in printed
 
 
