@@ -660,7 +660,8 @@ print("hooks left on the toy:", ht.count_hooks(and_toy))
 #   the head that page 34's ablation found.
 # - Denoising (clean into corrupted) tests what is sufficient, noising
 #   (corrupted into clean) what is necessary; they differ when parts work
-#   together (AND) or stand in for each other (OR).
+#   together (AND) or stand in for each other (OR), though a symmetric
+#   corruption like this page's makes them agree on average.
 # - Every hook lives for one run and is removed in ``finally``.
 #
 # Exercises
