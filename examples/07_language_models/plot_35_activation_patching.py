@@ -20,8 +20,8 @@ Copy one activation from the clean run into the corrupted run, at one layer
 and one position, and measure how much of the clean answer comes back. Where
 the copy restores the answer, that activation carries the difference between
 the two prompts. Done at every layer and position, it draws the path the
-information takes through the model. Two hooks are enough: a forward hook
-that records, and a forward hook that replaces.
+information takes through the model. Two kinds of hook are enough: one
+that records an activation and one that replaces it.
 
 .. rubric:: What you will learn
    :heading-level: 2
@@ -438,7 +438,8 @@ print(f"where it looks most: position {looks.argmax().item()} ({TOKENS[looks.arg
 # %%
 # The path is complete: the subject's name stays at position 10 through
 # block 0; in block 1, head 3 reads it from the last position and writes it
-# there; from then on the difference lives at the end. This matches the
+# there (0.81 is an average: exercise 2 looks sentence by sentence); from
+# then on the difference lives at the end. This matches the
 # IOI study's picture in GPT-2 small, where *S-inhibition* heads move
 # information about the subject to the end, where it keeps later heads from
 # copying that name, although there it takes many heads in several layers.
@@ -478,9 +479,11 @@ print("the same head as patching:", tuple(worst) == tuple(best))
 # Ablation asks what the model cannot do without a head, on values the head
 # never produces (zeros). Patching asks which part carries the difference
 # between two chosen prompts, with values the model really produces. A head
-# whose output is about the same in both prompts restores nothing when
-# patched, whatever ablation costs: the head that costs most after 1.3 is an
-# example.
+# whose output, where later layers read it, is about the same in both
+# prompts restores nothing when patched, whatever ablation costs. The head
+# that costs most after 1.3 is an example: at the last position its output
+# barely changes between the two runs, while head 1.3's changes by more
+# than its own size.
 
 ablation_cost = clean_diff - ablated
 ablation_cost[worst] = -np.inf  # leave out block 1, head 3
@@ -489,6 +492,14 @@ print(
     f"block {second[0]}, head {second[1]}: zero ablation costs {ablation_cost[second]:.2f}, "
     f"patching restores {head_restored['at every position'][second]:.2f}"
 )
+corrupted_heads = record_heads(corrupted.prompts)
+for b, h in [second, (1, 3)]:
+    clean_out = clean_heads[b][:, -1, head_columns[h]]
+    gap = (clean_out - corrupted_heads[b][:, -1, head_columns[h]]).norm(dim=-1).mean()
+    print(
+        f"block {b}, head {h}, last position: clean and corrupted outputs differ by "
+        f"{gap:.2f} (mean size {clean_out.norm(dim=-1).mean():.2f})"
+    )
 
 # %%
 # So ablation's list of heads that matter and patching's list can differ;
@@ -528,11 +539,14 @@ for name, row in zip(LAYERS, lost, strict=True):
 print(f"largest gap between the two maps: {np.abs(restored - lost).max():.2f}")
 
 # %%
-# Here the two maps agree, for two reasons. The corruption is symmetric:
-# swapping the subject back turns a corrupted sentence into its clean one,
-# and the corrupted prompts are sentences of the same task, so noising one
-# pair is denoising the swapped pair. And the path is a single chain: each
-# lit cell is both necessary and sufficient.
+# Here the two maps agree, and with this corruption they have to. Swapping
+# the subject back turns a corrupted sentence into its clean one, so noising
+# a pair makes exactly the runs of denoising the swapped pair, and gives the
+# same share (the logit difference only changes sign). The swapped pairs are
+# pairs of the same task, drawn just as likely as the original ones, so on
+# average they give the same map. The agreement therefore says nothing about
+# the mechanism; the values do. Each lit cell is about 1 in both maps, so it
+# is sufficient and necessary: the path is a single chain.
 #
 # Heimersheim & Nanda (2024) show why the two directions can disagree in
 # general. If the model needs two parts together (an AND), noising either
@@ -566,29 +580,55 @@ def toy_patch(toy, site, run, value):
         handle.remove()
 
 
+def toy_shares(toy, clean_x, corrupted_x):
+    """Shares restored by denoising a and b, then shares lost by noising a and b."""
+    high, low = toy(clean_x).item(), toy(corrupted_x).item()
+    sites = {"a": 0, "b": 1}
+    denoised = [
+        (toy_patch(toy, s, corrupted_x, clean_x[:, i]) - low) / (high - low)
+        for s, i in sites.items()
+    ]
+    noised = [
+        (high - toy_patch(toy, s, clean_x, corrupted_x[:, i])) / (high - low)
+        for s, i in sites.items()
+    ]
+    return np.array(denoised + noised) + 0.0  # + 0.0 turns -0.0 into 0.0
+
+
+def toy_row(label, shares):
+    denoised = "".join(f"{v:11.2f}" for v in shares[:2])
+    return f"{label:10}" + denoised + "".join(f"{v:9.2f}" for v in shares[2:])
+
+
 print("            denoise a  denoise b  noise a  noise b   (share restored / lost)")
 for label, combine in [("AND (min)", torch.minimum), ("OR (max)", torch.maximum)]:
     toy = TwoSites(combine)
-    high, low = toy(toy_clean).item(), toy(toy_corrupted).item()
-    denoised = [
-        (toy_patch(toy, s, toy_corrupted, torch.ones(1)) - low) / (high - low) for s in "ab"
-    ]
-    noised = [(high - toy_patch(toy, s, toy_clean, torch.zeros(1))) / (high - low) for s in "ab"]
-    print(
-        f"{label:10}"
-        + "".join(f"{v:11.2f}" for v in denoised)
-        + "".join(f"{v:9.2f}" for v in noised)
-    )
+    print(toy_row(label, toy_shares(toy, toy_clean, toy_corrupted)))
 print("hooks left on the toy:", ht.count_hooks(toy))
 
 # %%
 # In the AND model, noising flags both sites and denoising neither; in the
-# OR model, the opposite. Large models have both: Wang et al. (2022) found
-# *backup name mover* heads in GPT-2 that take over when the main name
-# movers are knocked out, an OR that noising and ablation underrate. The
-# advice that follows: denoising finds parts that are enough, noising finds
-# parts that are needed; when a claim matters, run both, and patch groups
-# of parts as well as single ones.
+# OR model, the opposite. But AND and OR depend on which run is the clean
+# one. Swap the toy's pair: clean (0, 0), corrupted (1, 1). The minimum
+# falls to the new clean value as soon as either site does, so for this pair
+# the AND model is an OR. Over a set that holds each pair and its swap, as
+# the name sentences do, both directions give 0.5 at each site: they agree,
+# and neither shows the AND.
+
+and_toy = TwoSites(torch.minimum)
+pair = toy_shares(and_toy, toy_clean, toy_corrupted)
+swapped = toy_shares(and_toy, toy_corrupted, toy_clean)
+print(toy_row("AND, swap", swapped))
+print(toy_row("AND, both", (pair + swapped) / 2))
+print("hooks left on the toy:", ht.count_hooks(and_toy))
+
+# %%
+# Large models have both: Wang et al. (2022) found *backup name mover*
+# heads in GPT-2 small that take over when the main name movers are knocked
+# out, an OR that noising and ablation underrate. The advice that follows:
+# denoising finds parts that are enough, noising finds parts that are
+# needed; when a claim matters, run both, and patch groups of parts as well
+# as single ones.
 #
 # What the tiny model can and cannot tell
 # ---------------------------------------
@@ -600,7 +640,12 @@ print("hooks left on the toy:", ht.count_hooks(toy))
 # restore a part of it. The result also depends on choices this page made
 # for you: the corrupted prompt, the metric (a logit difference, which does
 # not saturate the way a probability does), and the granularity (residual
-# stream, heads, or finer). Heimersheim & Nanda discuss each.
+# stream, heads, or finer). Heimersheim & Nanda discuss each. And this task
+# is easier than the one GPT-2 small solves: the subject always sits at
+# position 10, so this model can find it by its position alone, while GPT-2
+# small must first find which name is repeated (Wang et al.'s duplicate-token
+# and induction heads). The likeness to the IOI circuit is an analogy; this
+# page shows how to look, not how a large model does it.
 #
 # Summary
 # -------
@@ -615,7 +660,8 @@ print("hooks left on the toy:", ht.count_hooks(toy))
 #   the head that page 34's ablation found.
 # - Denoising (clean into corrupted) tests what is sufficient, noising
 #   (corrupted into clean) what is necessary; they differ when parts work
-#   together (AND) or stand in for each other (OR).
+#   together (AND) or stand in for each other (OR), though a symmetric
+#   corruption like this page's makes them agree on average.
 # - Every hook lives for one run and is removed in ``finally``.
 #
 # Exercises
@@ -654,6 +700,7 @@ print("hooks left on the toy:", ht.count_hooks(toy))
 #
 #       for part in ("attn", "mlp"):
 #           clean_out = record_outputs(clean.prompts, part)
+#           corrupted_out = record_outputs(corrupted.prompts, part)
 #           for i, block in enumerate(model.blocks):
 #               def put_last(m, args, out, i=i):
 #                   out = out.clone()
@@ -662,29 +709,52 @@ print("hooks left on the toy:", ht.count_hooks(toy))
 #               with getattr(block, part).register_forward_hook(put_last):
 #                   with torch.no_grad():
 #                       share = share_restored(logit_diff(model(corrupted.prompts)))
-#               print(f"{part} of block {i}, last position: share restored {share:.2f}")
+#               gap = (clean_out[i][:, -1] - corrupted_out[i][:, -1]).norm(dim=-1).mean()
+#               size = clean_out[i][:, -1].norm(dim=-1).mean()
+#               print(f"{part} of block {i}, last position: share restored {share:.2f}; "
+#                     f"the runs differ by {gap:.2f} (size {size:.2f})")
 #
-#       # 2. the clean pattern of head 3 into the corrupted run
+#       # 2. the clean pattern of head 1.3 into the corrupted run, sentence by sentence
+#       from collections import Counter
 #       clean_pattern = pattern["block 1"]
 #       def put_pattern(m, args, out):
 #           out = out.clone()
 #           out[:, 3] = clean_pattern[:, 3]
 #           return out
-#       with model.blocks[1].attn.softmax.register_forward_hook(put_pattern):
-#           with torch.no_grad():
-#               share = share_restored(logit_diff(model(corrupted.prompts)))
-#       print(f"pattern of head 1.3 patched: share restored {share:.2f}")
+#       def each_diff(logits):  # logit_diff without the mean: one per sentence
+#           return logits[rows, -1, clean.answers] - logits[rows, -1, clean.subjects]
+#       with torch.no_grad():
+#           clean_each = each_diff(model(clean.prompts))
+#           corrupted_each = each_diff(model(corrupted.prompts))
+#           with model.blocks[1].attn.softmax.register_forward_hook(put_pattern):
+#               patched_each = each_diff(model(corrupted.prompts))
+#       def share_in(group):  # share_restored over a group of sentences
+#           gained = patched_each[group].mean() - corrupted_each[group].mean()
+#           return gained / (clean_each[group].mean() - corrupted_each[group].mean())
+#       print(f"pattern of head 1.3 patched: share restored {share_in(rows >= 0):.2f}")
 #       # where head 1.3 looks from the last position, in each run
 #       def save_pattern(m, args, out):
 #           pattern["corrupted"] = out.detach()
 #       with model.blocks[1].attn.softmax.register_forward_hook(save_pattern):
 #           with torch.no_grad():
 #               model(corrupted.prompts)
-#       for run, data, key in [("clean", clean, "block 1"), ("corrupted", corrupted, "corrupted")]:
-#           last_row = pattern[key][:, 3, -1]  # [sentences, positions]
-#           other_name = torch.where(data.subject_is_a, 4, 2)  # the name that is not S
-#           print(f"{run:9}: to position 10 {last_row[:, 10].mean():.2f}, "
-#                 f"to the other name {last_row[rows, other_name].mean():.2f}")
+#       clean_row = pattern["block 1"][:, 3, -1]  # [sentences, positions]
+#       corrupted_row = pattern["corrupted"][:, 3, -1]
+#       print(f"mean attention to position 10: clean {clean_row[:, 10].mean():.2f}, "
+#             f"corrupted {corrupted_row[:, 10].mean():.2f}")
+#       print(f"largest weight in a sentence's row, mean: {clean_row.max(-1).values.mean():.2f}")
+#       clean_away = clean_row[:, 10] < 0.5
+#       only_corrupted_away = (corrupted_row[:, 10] < 0.5) & ~clean_away
+#       both_at_10 = ~clean_away & ~only_corrupted_away
+#       for label, group in [("both runs look at position 10", both_at_10),
+#                            ("the clean run looks elsewhere", clean_away),
+#                            ("only the corrupted run looks elsewhere", only_corrupted_away)]:
+#           print(f"{label}: {group.sum().item()} sentences, share restored {share_in(group):.2f}")
+#       elsewhere = clean_row[clean_away].argmax(-1)
+#       print("where the clean run looks instead:", sorted(set(elsewhere.tolist())))
+#       subjects = Counter(lm.VOCAB[token] for token in clean.subjects[clean_away].tolist())
+#       name, count = subjects.most_common(1)[0]
+#       print(f"their most common subject: {name} ({count} sentences)")
 #
 #       # 3. a third name at position 10: the next name in the list that is not A or B
 #       def next_name(ids):
@@ -707,16 +777,21 @@ print("hooks left on the toy:", ht.count_hooks(toy))
 #       0.30 and 0.33 and block 2's attention 0.06: they work on what head
 #       1.3 wrote at the last position, and each holds a part of the
 #       difference it put there. Block 0's attention and MLP restore nothing
-#       (-0.01 and -0.00): what they write at the end barely differs between
-#       the runs, and nothing after them uses it.
-#    2. 0.25. Where the head looks is mostly the same in both runs: from the
-#       last position, 0.81 of its attention goes to position 10 in each. It
-#       also puts a small weight on the name that is not the subject (0.12
-#       clean, 0.13 corrupted), and that name changes place with the
-#       corruption, so the clean pattern moves this weight and the output a
-#       part of the way. Most of the difference is not where the head looks
-#       but what it reads there: position 10 holds a different name in each
-#       run.
+#       (-0.01 and -0.00): what they write at the last position barely
+#       differs between the runs (by 0.09 and 0.02, for outputs of size 3.60
+#       and 7.38), since the subject reaches the end only in block 1.
+#    2. 0.25, an average over sentences that behave very differently. On
+#       average head 1.3 puts 0.81 of its attention on position 10 in both
+#       runs, but in each sentence it looks almost entirely at one position
+#       (its largest weight is 0.94 on average), and which one depends on
+#       the names. In the 65 sentences where both runs look at position 10,
+#       the clean pattern restores 0.02: the head still reads the corrupted
+#       subject there. In the 17 where the clean run looks elsewhere (always
+#       at a position before 10, whose values are the same in both runs; 9
+#       of them have Anna as the subject), the corrupted run now reads what
+#       the clean run read, and 1.00 comes back. Where only the corrupted run
+#       looks away (18 sentences), 0.46. So where the head looks carries a
+#       part of the difference, and an averaged pattern can hide it.
 #    3. The third-name run's logit difference is -0.13, about zero: with a
 #       subject that is neither of the two names, the model prefers neither.
 #       Patching head 1.3 at the last position restores 1.03 of the
