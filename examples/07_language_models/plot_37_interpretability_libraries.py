@@ -439,7 +439,7 @@ plt.show()
 # - TransformerLens's hook point is an identity module placed in the model's
 #   ``forward``; its hooks are ordinary forward hooks, and its
 #   ``run_with_hooks`` and ``run_with_cache`` remove them in ``finally``.
-# - A dozen lines wrap any model's modules in hook points and reproduce the
+# - A dozen lines wrap a model's modules in hook points and reproduce the
 #   plain hooks' numbers exactly.
 # - nnsight 0.8 wraps each module's ``forward`` instead of adding hooks, and
 #   leaves the wrapper on the model; its trace pauses the model where your
@@ -532,6 +532,9 @@ plt.show()
 #       ``nn_model.blocks[0].output`` inside the trace does what a forward
 #       hook that returns an edited output does. The clean value must come
 #       from a first trace and be saved: a trace sees only its own run.
+#       (nnsight's ``LanguageModel``, for Hugging Face models, can batch the
+#       clean and the corrupted prompts as two invokes of one trace; the
+#       plain ``NNsight`` wrapper cannot, and says so.)
 #    3. None: ``hooks`` removes its handles in ``finally``, so the error
 #       reaches you and no hook stays behind on ``hooked_model``.
 #       TransformerLens's ``hooks`` context does the same.

@@ -208,6 +208,22 @@ def test_nnsight_gradients_use_self_removing_tensor_hooks() -> None:
     assert not ht.count_hooks(model)
 
 
+def test_plain_nnsight_cannot_batch_two_invokes() -> None:
+    # answer 2: "nnsight's LanguageModel ... can batch the clean and the corrupted prompts
+    # as two invokes of one trace; the plain NNsight wrapper cannot, and says so"
+    from nnsight import LanguageModel, NNsight  # noqa: PLC0415
+
+    assert LanguageModel._batch is not NNsight._batch
+    data = lm.make_names(4, seed=1, split="test")
+    wrapped = NNsight(lm.pretrained_lm())
+    with pytest.raises(NotImplementedError, match="does not support batching multiple invokes"):
+        with wrapped.trace() as tracer:
+            with tracer.invoke(data.prompts):
+                clean = wrapped.blocks[0].output[:, 10]
+            with tracer.invoke(data.with_other_subject().prompts):
+                wrapped.blocks[0].output[:, 10] = clean
+
+
 def test_exercise_answers() -> None:
     solutions = run_page(PAGE).solutions
     # 1. "gives 0.78 of its attention ... the same tensor (max abs difference 0.0)"
