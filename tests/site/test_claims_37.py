@@ -216,12 +216,16 @@ def test_plain_nnsight_cannot_batch_two_invokes() -> None:
     assert LanguageModel._batch is not NNsight._batch
     data = lm.make_names(4, seed=1, split="test")
     wrapped = NNsight(lm.pretrained_lm())
-    with pytest.raises(NotImplementedError, match="does not support batching multiple invokes"):
+
+    def clean_and_corrupted_in_one_trace() -> None:
         with wrapped.trace() as tracer:
             with tracer.invoke(data.prompts):
                 clean = wrapped.blocks[0].output[:, 10]
             with tracer.invoke(data.with_other_subject().prompts):
                 wrapped.blocks[0].output[:, 10] = clean
+
+    with pytest.raises(NotImplementedError, match="does not support batching multiple invokes"):
+        clean_and_corrupted_in_one_trace()
 
 
 def test_exercise_answers() -> None:
