@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import copy
 import re
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 import torch
@@ -190,7 +192,7 @@ def test_nnsight_gradients_use_self_removing_tensor_hooks() -> None:
     registered: list[torch.Tensor] = []
     original = torch.Tensor.register_hook
 
-    def counting(self: torch.Tensor, hook):  # type: ignore[no-untyped-def]
+    def counting(self: torch.Tensor, hook: Callable[..., Any]) -> Any:
         registered.append(self)
         return original(self, hook)
 
