@@ -133,11 +133,12 @@ print("hooks left on the model:", ht.count_hooks(model))
 #
 # TransformerLens first wrote each model anew with hook points inside its
 # ``forward`` (``HookedTransformer``). For a model we did not write, we wrap
-# its modules instead, as TransformerLens 4 does with Hugging Face models:
-# ``WithHookPoints`` runs a module between two hook points, ``hook_in`` (its
-# input) and ``hook_out`` (its output). Wrapping every linear layer, LayerNorm, softmax and GELU of a copy
-# of the model gives each of their inputs and outputs a name. (The
-# embeddings stay as they are: ``TinyLM`` reads their sizes.)
+# its modules instead, as TransformerLens's ``TransformerBridge`` does with
+# Hugging Face models: ``WithHookPoints`` runs a module between two hook
+# points, ``hook_in`` (its input) and ``hook_out`` (its output). Wrapping
+# every linear layer, LayerNorm, softmax and GELU of a copy of the model
+# gives each of their inputs and outputs a name. (The embeddings stay as they
+# are: ``TinyLM`` reads their sizes.)
 
 
 class HookPoint(nn.Identity):
@@ -190,10 +191,11 @@ print("max abs difference from the model without hook points:", difference)
 # With names, three helpers give most of what TransformerLens's
 # ``HookedRootModule`` offers. ``hooks`` is a context manager that registers
 # hooks by name and removes them in ``finally``, even after an error. A hook
-# function takes the activation and the hook point's name, as in
-# TransformerLens, and may return a new activation. ``run_with_hooks`` runs the
-# model inside it, and ``run_with_cache`` runs it with hooks that save
-# activations under their names.
+# function takes the activation and the hook point's name (TransformerLens
+# passes the hook point itself, as ``hook=``, and its ``.name`` is the name)
+# and may return a new activation. ``run_with_hooks`` runs the model inside
+# it, and ``run_with_cache`` runs it with hooks that save activations under
+# their names.
 
 
 @contextmanager
@@ -273,9 +275,11 @@ print("hooks left on the copy:", ht.count_hooks(hooked_model))
 # ``finally``. Its documentation names the reason: hooks are global state,
 # and one left behind keeps changing every later run (page 8's leak).
 #
-# Since version 4.0 its ``TransformerBridge`` wraps each module of a Hugging
-# Face model in a component with a ``hook_in`` and a ``hook_out`` hook point,
-# as ``WithHookPoints`` does here, instead of shipping its own copy of each
+# Its ``TransformerBridge`` (new in version 3.0, and the only way to load a
+# model since version 4.0 removed ``HookedTransformer``) wraps the modules of
+# a Hugging Face model (embeddings, blocks, attention, MLP, norms) in
+# components with a ``hook_in`` and a ``hook_out`` hook point each, as
+# ``WithHookPoints`` does here, instead of shipping its own copy of each
 # architecture. What the library adds on top is a great deal of work that
 # this page does not need: hook points at every interesting place (queries,
 # keys, values, each head's output, the residual stream before and after
@@ -318,13 +322,44 @@ print("max abs difference from the plain hook:", (nn_logits - ablated_logits).ab
 # %%
 # Same number again. But look at how nnsight reached the heads: while the
 # model was paused at ``attn.out``, that module had no forward hook and no
-# forward pre-hook. nnsight 0.8 does not use hooks at all. When it wraps a
-# model it replaces each submodule's ``forward`` with a ``Controller``: a
-# wrapper that hands the module's input and output to the running trace and
-# then calls the original ``forward``. Outside a trace the wrapper only calls
-# the original. It stays on the model after the trace (printed below):
-# nnsight changed ``model`` itself, not a copy. Plain hooks still work on
-# it; ``count_hooks`` finds none of nnsight's.
+# forward pre-hook. nnsight 0.8 reads and writes ``.input`` and ``.output``
+# without any hook. When it wraps a model it replaces each submodule's
+# ``forward`` with a ``Controller``: a wrapper that hands the module's input
+# to the running trace, calls the original ``forward``, and hands its output
+# to the trace. Outside a trace the wrapper only calls the original.
+# (Gradients are the exception: reading ``.grad`` inside
+# ``with loss.backward():`` registers tensor hooks (page 10), which remove
+# themselves.)
+#
+# Because the wrapper *is* the module's ``forward``, plain hooks still work
+# on the wrapped model, and they run around it: a forward pre-hook runs
+# before the trace sees ``.input``, and a forward hook runs after the trace
+# has seen (and may have edited) ``.output``.
+
+order = []
+handles = [
+    out_layer.register_forward_pre_hook(lambda module, args: order.append("forward pre-hook")),
+    out_layer.register_forward_hook(lambda module, args, output: order.append("forward hook")),
+]
+try:
+    with nn_model.trace(prompts[:4]):
+        heads_in = nn_model.blocks[LAYER].attn.out.input
+        order.append("trace reads .input")
+        heads_out = nn_model.blocks[LAYER].attn.out.output
+        order.append("trace reads .output")
+finally:
+    for handle in handles:
+        handle.remove()
+print(" -> ".join(order))
+
+# %%
+# The wrapper stays on the model after the trace (printed below): nnsight
+# changed ``model`` itself, not a copy, and it has no call that takes the
+# wrapper off again. The wrapped model computes the same logits outside a
+# trace, but it is no longer quite the module you loaded (``count_hooks``
+# finds no hooks, yet every ``forward`` is a ``Controller``). To keep a plain
+# model, wrap a copy, ``NNsight(copy.deepcopy(model))``, or load a fresh one
+# with ``lm.pretrained_lm()``.
 #
 # The logit lens with nnsight: save every block's output (in the order the
 # model produces them) and apply the lens afterwards.
@@ -404,11 +439,12 @@ plt.show()
 # - TransformerLens's hook point is an identity module placed in the model's
 #   ``forward``; its hooks are ordinary forward hooks, and its
 #   ``run_with_hooks`` and ``run_with_cache`` remove them in ``finally``.
-# - A dozen lines wrap any model's modules in hook points and reproduce the
+# - A dozen lines wrap a model's modules in hook points and reproduce the
 #   plain hooks' numbers exactly.
-# - nnsight 0.8 wraps each module's ``forward`` instead of adding hooks; its
-#   trace pauses the model where your code reads or writes a value, so the
-#   code must follow the model's order, and only saved values leave it.
+# - nnsight 0.8 wraps each module's ``forward`` instead of adding hooks, and
+#   leaves the wrapper on the model; its trace pauses the model where your
+#   code reads or writes a value, so the code must follow the model's order,
+#   and only saved values leave it.
 # - All three gave the same logit difference with head 1.3 zeroed and the
 #   same logit lens.
 #
@@ -496,6 +532,9 @@ plt.show()
 #       ``nn_model.blocks[0].output`` inside the trace does what a forward
 #       hook that returns an edited output does. The clean value must come
 #       from a first trace and be saved: a trace sees only its own run.
+#       (nnsight's ``LanguageModel``, for Hugging Face models, can batch the
+#       clean and the corrupted prompts as two invokes of one trace; the
+#       plain ``NNsight`` wrapper cannot, and says so.)
 #    3. None: ``hooks`` removes its handles in ``finally``, so the error
 #       reaches you and no hook stays behind on ``hooked_model``.
 #       TransformerLens's ``hooks`` context does the same.

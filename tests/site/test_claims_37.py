@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import copy
 import re
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 import torch
@@ -116,6 +118,10 @@ def test_nnsight_wraps_forward_without_hooks() -> None:
     assert "paused at blocks[1].attn.out: forward hooks {}" in printed
     assert "forward pre-hooks {}" in printed
     assert "logit difference, head 1.3 zeroed with nnsight: 0.01" in printed
+    # "plain hooks still work on the wrapped model, and they run around it"
+    assert (
+        "forward pre-hook -> trace reads .input -> trace reads .output -> forward hook" in printed
+    )
     # "It stays on the model after the trace ... count_hooks finds none of nnsight's"
     assert "forward of blocks[1].attn.out after the traces: Controller" in printed
     assert printed.count("hooks left on the model: no hooks") == 2
@@ -143,6 +149,85 @@ def test_nnsight_wraps_every_submodule_and_keeps_only_saved_values() -> None:
     # "Outside a trace the wrapper only calls the original"
     torch.testing.assert_close(model(prompts), lm.pretrained_lm()(prompts), rtol=0, atol=0)
     assert not ht.count_hooks(model)
+
+
+def test_plain_hooks_run_around_nnsight_and_the_wrapper_stays() -> None:
+    import gc  # noqa: PLC0415
+
+    from nnsight import NNsight  # noqa: PLC0415
+
+    model = lm.pretrained_lm().requires_grad_(False)
+    prompts = lm.make_names(4, seed=1, split="test").prompts
+    out = model.blocks[1].attn.out
+    seen: dict[str, float] = {}
+    # "a forward pre-hook runs before the trace sees .input, and a forward hook runs
+    # after the trace has seen (and may have edited) .output"
+    handles = [
+        out.register_forward_pre_hook(lambda m, args: (torch.full_like(args[0], 7.0),)),
+        out.register_forward_hook(lambda m, a, o: seen.__setitem__("hook", o.abs().max().item())),
+    ]
+    wrapped = NNsight(model)
+    try:
+        with wrapped.trace(prompts):
+            seen["trace"] = wrapped.blocks[1].attn.out.input.min().item()
+            wrapped.blocks[1].attn.out.output = torch.zeros(4, 15, 64)
+    finally:
+        for handle in handles:
+            handle.remove()
+    assert seen == {"trace": 7.0, "hook": 0.0}
+    # "The wrapper stays on the model after the trace ... no call that takes the wrapper off"
+    del wrapped
+    gc.collect()
+    assert type(out.__dict__["forward"]).__name__ == "Controller"
+    assert not ht.count_hooks(model)
+
+
+def test_nnsight_gradients_use_self_removing_tensor_hooks() -> None:
+    # "(Gradients are the exception: reading .grad inside with loss.backward():
+    # registers tensor hooks, which remove themselves.)"
+    from nnsight import NNsight  # noqa: PLC0415
+
+    model = lm.pretrained_lm()
+    prompts = lm.make_names(4, seed=1, split="test").prompts
+    registered: list[torch.Tensor] = []
+    original = torch.Tensor.register_hook
+
+    def counting(self: torch.Tensor, hook: Callable[..., Any]) -> Any:
+        registered.append(self)
+        return original(self, hook)
+
+    wrapped = NNsight(model)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(torch.Tensor, "register_hook", counting)
+        with wrapped.trace(prompts):
+            residual = wrapped.blocks[0].output.save()
+            loss = wrapped.output.sum()
+            with loss.backward():
+                grad = residual.grad.save()
+    assert grad.shape == (4, 15, 64)
+    assert len(registered) == 1
+    assert not registered[0]._backward_hooks
+    assert not ht.count_hooks(model)
+
+
+def test_plain_nnsight_cannot_batch_two_invokes() -> None:
+    # answer 2: "nnsight's LanguageModel ... can batch the clean and the corrupted prompts
+    # as two invokes of one trace; the plain NNsight wrapper cannot, and says so"
+    from nnsight import LanguageModel, NNsight  # noqa: PLC0415
+
+    assert LanguageModel._batch is not NNsight._batch
+    data = lm.make_names(4, seed=1, split="test")
+    wrapped = NNsight(lm.pretrained_lm())
+
+    def clean_and_corrupted_in_one_trace() -> None:
+        with wrapped.trace() as tracer:
+            with tracer.invoke(data.prompts):
+                clean = wrapped.blocks[0].output[:, 10]
+            with tracer.invoke(data.with_other_subject().prompts):
+                wrapped.blocks[0].output[:, 10] = clean
+
+    with pytest.raises(NotImplementedError, match="does not support batching multiple invokes"):
+        clean_and_corrupted_in_one_trace()
 
 
 def test_exercise_answers() -> None:
