@@ -1,0 +1,147 @@
+"""What ``sphinx-llm-friendly`` needs on this site: the gallery's nodes, offline, no button.
+
+``sphinx_llm_friendly`` (the docs group) writes ``llms.txt`` and, for every page,
+its Markdown twin (``<page>.md`` next to ``<page>.html``, announced by a
+``<link rel="alternate" type="text/markdown">``) from the doctree the HTML
+builder has just written: no second build, and the zh_CN build writes Chinese
+twins. This module only fills its gaps:
+
+- Markdown for the nodes its translator does not know (an unknown node is a
+  warning, so an error under ``-W``), registered as its ``llm_markdown``
+  translation handlers: sphinx-gallery's code cells (``code_links_block``: the
+  code with links to the API pages; the twin gets the plain code in a
+  ``python`` fence), its figures (``imgsgnode``: ``![alt](../../_images/...)``,
+  the file the HTML page shows) and docutils' ``classifier`` (numpydoc's
+  parameter types: ``**name** : type``). Raw HTML is left out (the translator
+  would copy it as text).
+- Two changes to the doctree before the twin is written (``html-page-context``,
+  after the HTML page is done, before the extension's own handler):
+  the gallery's thumbnails (raw HTML around an ``only:: html`` block that holds
+  the link, so an index twin had no link at all) become list items with that
+  link; and autosummary's tables (``autosummary_table`` is a docutils
+  ``comment``, and the extension drops comments, so the API reference twin had
+  no table) become plain tables.
+- Offline builds: at every build the extension asks each site of
+  ``intersphinx_mapping`` over the network whether it serves Markdown
+  (``index.md``), to link the twins to those Markdown pages. Python's and
+  PyTorch's documentation do not; the answer is fixed to "no", so the twins do
+  not depend on the network and link where the HTML pages link.
+- No "copy as Markdown" button: the extension adds one to every page's title
+  with English-only labels (the zh_CN site is Chinese) and inline styles; the
+  twin is one link away (``rel="alternate"``, ``llms.txt``).
+"""
+
+from __future__ import annotations
+
+import posixpath
+from typing import Any
+
+from docutils import nodes
+from sphinx.application import Sphinx
+from sphinx.ext.autosummary import autosummary_table
+from sphinx.util import logging
+from sphinx_gallery._doctree_links import code_links_block
+from sphinx_gallery.directives import imgsgnode
+from sphinx_llm_friendly import _intersphinx
+
+logger = logging.getLogger(__name__)
+
+BUTTON_MARK = "scrapy-copy-as-markdown"  # the CSS class in the button's inline script
+THUMBNAIL = 'class="sphx-glr-thumbcontainer"'
+
+
+def visit_code_links_block(self: Any, node: nodes.Element) -> None:
+    """A gallery code cell: its code in a fence (the links to the API pages dropped)."""
+    language = node.get("lang", "").lower()  # sphinx-gallery writes "Python"
+    code = node.astext()
+    block = nodes.literal_block(code, code, language="" if language == "default" else language)
+    block.walkabout(self)
+    raise nodes.SkipNode
+
+
+def visit_imgsgnode(self: Any, node: nodes.Element) -> None:
+    """A gallery figure: the image the HTML page shows (copied to ``_images/`` by then)."""
+    builder = self.builder
+    target = f"{builder.imagedir}/{posixpath.basename(node['uri'])}"
+    here = posixpath.dirname(builder.current_docname) or "."
+    nodes.image(uri=posixpath.relpath(target, here), alt=node.get("alt", "")).walkabout(self)
+    raise nodes.SkipNode
+
+
+def visit_classifier(self: Any, node: nodes.Element) -> None:
+    """A definition list term's type, as numpydoc's HTML shows it: ``name : type``."""
+    del node
+    self.add(" : ")
+
+
+def visit_raw(self: Any, node: nodes.Element) -> None:
+    """Raw HTML (the gallery's thumbnails) is markup, not text: only raw Markdown stays."""
+    if "markdown" in node.get("format", "").split():
+        self.add(node.astext())
+    raise nodes.SkipNode
+
+
+def prepare_twin(
+    app: Sphinx, pagename: str, templatename: str, context: dict[str, Any], doctree: Any
+) -> None:
+    """Before the twin is written (the HTML page is done): thumbnails as links, tables as tables.
+
+    sphinx-gallery writes a thumbnail as raw HTML (``sphx-glr-thumbcontainer``)
+    followed by an ``only:: html`` block with the image and the link, which the
+    twin leaves out: the link becomes ``- [title](page)``. An autosummary table
+    is wrapped in a node that the twin drops as a comment: the table is unwrapped.
+    """
+    del app, pagename, templatename, context
+    if doctree is None:
+        return
+    for raw in list(doctree.findall(nodes.raw)):
+        if THUMBNAIL not in raw.astext():
+            continue
+        block = raw.next_node(descend=False, siblings=True)
+        link = next(block.findall(nodes.reference), None) if block is not None else None
+        if link is not None:
+            item = nodes.list_item("", nodes.paragraph("", "", link.deepcopy()))
+            block.replace_self(nodes.bullet_list("", item))
+    for table in list(doctree.findall(autosummary_table)):
+        table.replace_self(table.children)
+
+
+def _pass(self: Any, node: nodes.Element) -> None:
+    del self, node
+
+
+def stay_offline() -> None:
+    """Answer the extension's "does this intersphinx site serve Markdown?" with no."""
+    if not callable(getattr(_intersphinx, "_supports_markdown", None)):
+        logger.warning(
+            "markdown_twins: sphinx_llm_friendly._intersphinx._supports_markdown is gone; "
+            "check how this version finds Markdown sites and keep the build offline"
+        )
+        return
+    _intersphinx._supports_markdown = lambda _url: False
+
+
+def drop_copy_button(
+    app: Sphinx, pagename: str, templatename: str, context: dict[str, Any], doctree: Any
+) -> None:
+    del app, pagename, templatename, doctree
+    scripts = context.get("script_files")
+    if scripts:
+        context["script_files"] = [
+            js
+            for js in scripts
+            if js.filename or BUTTON_MARK not in js.attributes.get("body", "")
+        ]
+
+
+def setup(app: Sphinx) -> dict[str, Any]:
+    handlers = app.registry.add_translation_handlers
+    handlers(code_links_block, llm_markdown=(visit_code_links_block, None))
+    handlers(imgsgnode, llm_markdown=(visit_imgsgnode, None))
+    handlers(nodes.classifier, llm_markdown=(visit_classifier, _pass))
+    handlers(nodes.raw, llm_markdown=(visit_raw, None))
+    stay_offline()
+    # before sphinx_llm_friendly writes the twin (its handler has the default priority, 500)
+    app.connect("html-page-context", prepare_twin, priority=400)
+    app.connect("html-page-context", drop_copy_button)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
