@@ -88,7 +88,7 @@ def prepare_twin(
 
     sphinx-gallery writes a thumbnail as raw HTML (``sphx-glr-thumbcontainer``)
     followed by an ``only:: html`` block with the image and the link, which the
-    twin leaves out: the link becomes ``- [title](page)``. An autosummary table
+    twin leaves out: the link becomes a list item ``[title](page)``. An autosummary table
     is wrapped in a node that the twin drops as a comment: the table is unwrapped.
     """
     del app, pagename, templatename, context
@@ -128,9 +128,7 @@ def drop_copy_button(
     scripts = context.get("script_files")
     if scripts:
         context["script_files"] = [
-            js
-            for js in scripts
-            if js.filename or BUTTON_MARK not in js.attributes.get("body", "")
+            js for js in scripts if js.filename or BUTTON_MARK not in js.attributes.get("body", "")
         ]
 
 
