@@ -55,6 +55,8 @@ extensions = [
     "figures",  # docs/_ext/figures.py: WebP figures at the shown size; img width/height
     "provenance",  # docs/_ext/provenance.py: each page's versions, run time and memory
     "api_examples",  # docs/_ext/api_examples.py: API pages list the tutorials that use them
+    "sphinx_llm_friendly",  # llms.txt and a Markdown twin of each page, next to its HTML
+    "markdown_twins",  # docs/_ext/markdown_twins.py: the gallery's nodes in the twins, offline
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
