@@ -38,8 +38,7 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",  # api.rst: one page per public object, docs/_templates/autosummary
     "sphinx.ext.intersphinx",
-    "sphinx.ext.mathjax",
-    "mathjax_offline",  # docs/_ext: sphinx-mathjax-offline (MathJax from _static), parallel-safe
+    "mathml",  # docs/_ext/mathml.py: math as MathML, rendered at build time (no MathJax)
     "sphinx.ext.viewcode",
     "numpydoc",
     "myst_parser",
@@ -55,6 +54,7 @@ extensions = [
     "figures",  # docs/_ext/figures.py: WebP figures at the shown size; img width/height
     "provenance",  # docs/_ext/provenance.py: each page's versions, run time and memory
     "api_examples",  # docs/_ext/api_examples.py: API pages list the tutorials that use them
+    "light",  # docs/_ext/light.py: deferred scripts, icon font cut to the icons used
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
@@ -161,6 +161,7 @@ sphinx_gallery_conf = {
 
 # -- HTML ---------------------------------------------------------------------
 html_theme = "pydata_sphinx_theme"
+html_math_renderer = "mathml"  # docs/_ext/mathml.py
 html_title = "hooks-tutorial"
 html_static_path = ["_static"]
 html_css_files = ["custom.css"]
