@@ -19,14 +19,18 @@ Lighthouse 12's mobile preset); each piece says what it cost.
   the CSS rules; an icon added to a template later is kept by the same scan.
   Needs fontTools (which Matplotlib brings) and Brotli (WOFF2): both are in the
   ``docs`` dependency group.
-- :class:`DropBuiltinLinks` (a post-transform, after sphinx-gallery's, which links
+- :class:`DropValueLinks` (a post-transform, after sphinx-gallery's, which links
   the pages' code to the documentation): sphinx-gallery links each variable to
   the page of its type, so a variable named ``start`` holding a float is a link
-  reading "start" to Python's ``float`` (Lighthouse SEO: links without
+  reading "start" to Python's ``float``, and one named ``more`` holding a tensor
+  a link reading "more" to ``torch.Tensor`` (Lighthouse SEO: links without
   descriptive text; a screen reader announces the variable's name as the link).
-  Variables of the built-in types (``int``, ``float``, ``str``, ``list``,
-  ``dict``, ...) keep no link: there are about 1,700 and none helps a reader.
-  Functions, classes and variables of the libraries' types keep theirs.
+  Variables holding plain values, of Python's built-in types (``int``,
+  ``float``, ``str``, ``list``, ``dict``, ...) or tensors, keep no link: about
+  3,700 links on the site that name a variable and open a page that tells the
+  reader nothing the code does not. Functions, methods (``layer.register_forward_hook``),
+  classes and variables of the other types (``SimpleCNN``, ``RemovableHandle``,
+  ``nn.Linear``, ...) keep theirs.
 - :func:`describe_api_page` (``html-page-context``, before sphinxext-opengraph):
   the page's meta description is its first paragraph (sphinxext-opengraph),
   but opengraph skips object descriptions, so an API page was described by its
@@ -191,11 +195,21 @@ def describe_api_page(
 
 # -- code links ------------------------------------------------------------------
 
-BUILTIN_INSTANCE = {"sphx-glr-backref-module-builtins", "sphx-glr-backref-instance"}
+# the types of plain values: a link from a variable to one of these says nothing
+VALUE_TYPES = {"torch.Tensor", "torch.nn.parameter.Parameter"}
 
 
-class DropBuiltinLinks(SphinxPostTransform):
-    """Unwrap sphinx-gallery's links from variables of built-in types (the text stays)."""
+def is_value_link(reference: nodes.reference) -> bool:
+    """Whether ``reference`` is sphinx-gallery's link from a variable to a plain value type."""
+    classes = set(reference["classes"])
+    if "sphx-glr-backref-instance" not in classes:
+        return False
+    builtin = "sphx-glr-backref-module-builtins" in classes
+    return builtin or reference.get("reftitle") in VALUE_TYPES
+
+
+class DropValueLinks(SphinxPostTransform):
+    """Unwrap sphinx-gallery's links from variables holding plain values (the text stays)."""
 
     default_priority = 6  # right after sphinx-gallery's CodeLinksTransform (5)
     formats = ("html",)
@@ -203,7 +217,7 @@ class DropBuiltinLinks(SphinxPostTransform):
     def run(self, **kwargs: Any) -> None:
         del kwargs
         for reference in list(self.document.findall(nodes.reference)):
-            if BUILTIN_INSTANCE.issubset(reference["classes"]):
+            if is_value_link(reference):
                 # parent.replace, not replace_self: that would give a lone child
                 # the link's classes
                 reference.parent.replace(reference, reference.children)
@@ -242,7 +256,7 @@ class MergeCodeTokens(SphinxPostTransform):
     Pygments does, removes about one in nine, and the page looks the same.
     """
 
-    default_priority = 7  # after DropBuiltinLinks, which can make new runs
+    default_priority = 7  # after DropValueLinks, which can make new runs
     formats = ("html",)
 
     def run(self, **kwargs: Any) -> None:
@@ -255,7 +269,7 @@ class MergeCodeTokens(SphinxPostTransform):
 def setup(app: Any) -> dict[str, Any]:
     app.connect("html-page-context", describe_api_page, priority=400)  # before opengraph
     app.connect("html-page-context", defer_scripts, priority=900)  # after the scripts are added
-    app.add_post_transform(DropBuiltinLinks)
+    app.add_post_transform(DropValueLinks)
     app.add_post_transform(MergeCodeTokens)
     app.connect("build-finished", slim_icon_font, priority=800)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -3,7 +3,7 @@
 // Added to pages with displayed math by docs/_ext/mathml.py.
 (() => {
   const mark = () => {
-    for (const box of document.querySelectorAll("div.math")) {
+    for (const box of document.querySelectorAll("div.math > math")) {
       if (box.scrollWidth > box.clientWidth) {
         box.tabIndex = 0;
       } else {
