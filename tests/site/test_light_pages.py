@@ -7,7 +7,7 @@ _templates/layout.html):
 - math is MathML written at build time: no MathJax, and no TeX left for a script;
 - nothing in ``<head>`` holds the first paint but the stylesheets and the one
   small script that inline code needs (``documentation_options.js``); the search
-  scripts load on the search page only;
+  scripts load on the search page only, Font Awesome's script nowhere;
 - the icon fonts hold the icons the pages show, and little else;
 - every page has a meta description in its language (an API page: its summary);
 - figures far down a page load lazily; every image has its size;
@@ -110,10 +110,30 @@ def test_head_scripts_do_not_block_the_first_paint(language: str) -> None:
         tags = re.findall(r"<script\b[^>]*\bsrc=\"([^\"]+)\"[^>]*>", head(read(path)))
         scripts = re.findall(r"<script\b[^>]*\bsrc=\"[^\"]+\"[^>]*>", head(read(path)))
         assert tags, path
+        assert not any("fontawesome.js" in src for src in tags), path  # its SVG icons: none
         for src, tag in zip(tags, scripts, strict=True):
             if "documentation_options.js" in src:
                 continue
             assert re.search(r"\b(defer|async)\b", tag), f"{path}: {tag} blocks the page"
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_basic_css_is_linked_without_the_theme_css_that_imports_it(language: str) -> None:
+    # _templates/layout.html links basic.css itself, in place of the theme's theme.css,
+    # which holds nothing else (one round trip less before the first paint)
+    theme_css = (HTML / language / "_static" / "styles" / "theme.css").read_text(encoding="utf-8")
+    rules = re.sub(r"/\*.*?\*/", "", theme_css, flags=re.DOTALL).split()
+    assert rules == ["@import", '"../basic.css";'], theme_css
+    for path in content_pages(language):
+        links = re.findall(r'<link [^>]*href="([^"]+\.css)[^"]*"', head(read(path)))
+        assert not any("styles/theme.css" in link for link in links), path
+        assert (
+            sum(link.endswith("/basic.css") or link == "_static/basic.css" for link in links) == 1
+        )
+        assert [link.rsplit("/", 1)[-1] for link in links][:2] == [
+            "basic.css",
+            "pydata-sphinx-theme.css",
+        ], path
 
 
 @pytest.mark.parametrize("language", LANGUAGES)
