@@ -10,10 +10,13 @@ tutorial page's weight: its HTML and the images it shows, compressed as served.
 It reports numbers and asserts nothing.
 
 ``LIGHTHOUSE`` may name a local ``lighthouse`` executable instead of npx.
+``--reports DIR`` keeps each page's Lighthouse JSON report there (to read the
+failing audits).
 """
 
 from __future__ import annotations
 
+import argparse
 import functools
 import gzip
 import http.server
@@ -126,6 +129,9 @@ def lighthouse(url: str, out: Path) -> dict[str, object]:
 
 
 def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reports", type=Path, help="keep the JSON reports in this folder")
+    args = parser.parse_args()
     if not (SITE / "en" / "index.html").is_file():
         print("no built site: run `nox -s docs` first")
         return 1
@@ -146,7 +152,11 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         for language in ("en", "zh_CN"):
             for target in targets:
-                result = lighthouse(f"{base}/{language}/{target}", Path(tmp) / "report.json")
+                name = f"{language}-{Path(target).stem}.json"
+                out = args.reports / name if args.reports else Path(tmp) / "report.json"
+                if args.reports:
+                    args.reports.mkdir(parents=True, exist_ok=True)
+                result = lighthouse(f"{base}/{language}/{target}", out)
                 print(
                     f"{language + '/' + target:58s} {result['performance']:4d} "
                     f"{result['accessibility']:4d} {result['best-practices']:4d} "

@@ -38,8 +38,7 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",  # api.rst: one page per public object, docs/_templates/autosummary
     "sphinx.ext.intersphinx",
-    "sphinx.ext.mathjax",
-    "mathjax_offline",  # docs/_ext: sphinx-mathjax-offline (MathJax from _static), parallel-safe
+    "mathml",  # docs/_ext/mathml.py: math as MathML, rendered at build time (no MathJax)
     "sphinx.ext.viewcode",
     "numpydoc",
     "myst_parser",
@@ -57,6 +56,7 @@ extensions = [
     "api_examples",  # docs/_ext/api_examples.py: API pages list the tutorials that use them
     "sphinx_llm_friendly",  # llms.txt and a Markdown twin of each page, next to its HTML
     "markdown_twins",  # docs/_ext/markdown_twins.py: the gallery's nodes in the twins, offline
+    "light",  # docs/_ext/light.py: deferred scripts, icon font cut to the icons used
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
@@ -163,6 +163,7 @@ sphinx_gallery_conf = {
 
 # -- HTML ---------------------------------------------------------------------
 html_theme = "pydata_sphinx_theme"
+html_math_renderer = "mathml"  # docs/_ext/mathml.py
 html_title = "hooks-tutorial"
 html_static_path = ["_static"]
 html_css_files = ["custom.css"]

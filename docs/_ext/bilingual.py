@@ -18,9 +18,9 @@ and ``/zh_CN/`` (see ``nox -s docs``). This extension:
   upstream but in no released Sphinx yet; delete ``fix_zh_search`` once the
   docs group requires a Sphinx that has it.
 
-What packages do instead (no code here): MathJax offline is the
-``sphinx-mathjax-offline`` extension, gallery edit links are the theme's
-``edit_page_url_template`` (``conf.py``). Each piece below exists because no
+What packages do instead (no code here): gallery edit links are the theme's
+``edit_page_url_template`` (``conf.py``); math is MathML, from Docutils'
+converter (``mathml.py``). Each piece below exists because no
 installed package does its job; the reason is in its docstring.
 - ``reset_torch``: a sphinx-gallery reset hook that undoes global state an
   example may leave behind (global module hooks, grad mode);

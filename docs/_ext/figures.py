@@ -11,18 +11,26 @@ Two jobs that no package does for sphinx-gallery's figures:
   WebP at 800 px.
 - :func:`size_images`, run on every HTML page when the build finishes: each
   ``<img>`` of a local file gets its ``width`` and ``height`` (so the page does
-  not jump while images load) and, after the first, ``loading="lazy"``.
-  Sphinx's and sphinx-gallery's image directives do not write either.
+  not jump while images load) and ``loading="lazy"``, except the first image
+  when it may be on the first screen (less than :data:`FIRST_SCREEN_CHARS`
+  characters of the page's text before it). Sphinx's and sphinx-gallery's image
+  directives do not write either. Measured on page 18 (Lighthouse, mobile): its
+  first figure, 5,000 px down the page, was fetched (145 KiB, the 2x variant)
+  at once, competing with the page's text and styles for a phone's bandwidth.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from html import unescape
 from pathlib import Path
 from typing import Any
 
 MAX_WIDTH = 800  # px at 1x: the article column of pydata-sphinx-theme is narrower
+# the text before an image (from the start of the article) past which it is surely
+# below the first screen, on a phone as on a desktop: about two phone screens of prose
+FIRST_SCREEN_CHARS = 2000
 WEBP = {"quality": 85, "method": 6}
 
 
@@ -56,15 +64,25 @@ class WebFigures:
 
 _IMG = re.compile(r"<img\b[^>]*>")
 _ATTRIBUTE = re.compile(r'\s([a-z-]+)="([^"]*)"')
+_TAG = re.compile(r"<[^>]*>")
+_SPACE = re.compile(r"\s+")
+
+
+def _text_length(html: str) -> int:
+    """The number of characters of text in ``html`` (tags removed, spaces collapsed)."""
+    return len(_SPACE.sub(" ", unescape(_TAG.sub(" ", html))).strip())
 
 
 def size_images(html: str, image_size: Callable[[str], tuple[int, int] | None]) -> str:
-    """Add ``width``/``height`` (and lazy loading after the first image) to ``<img>`` tags.
+    """Add ``width``/``height`` and lazy loading to ``<img>`` tags.
 
-    ``image_size(src)`` returns the pixel size of the file ``src`` points to,
-    or ``None`` (a remote or missing file: the tag is left alone).
+    Every image is lazy but the first, unless more than :data:`FIRST_SCREEN_CHARS`
+    characters of text come before the first (counted from ``<article``, else
+    from the start). ``image_size(src)`` returns the pixel size of the file
+    ``src`` points to, or ``None`` (a remote or missing file: no size added).
     """
     seen = 0
+    top = max(html.find("<article"), 0)
 
     def fix(match: re.Match[str]) -> str:
         nonlocal seen
@@ -77,7 +95,8 @@ def size_images(html: str, image_size: Callable[[str], tuple[int, int] | None]) 
         additions = []
         if size is not None and "width" not in attributes and "height" not in attributes:
             additions += [f'width="{size[0]}"', f'height="{size[1]}"']
-        if seen > 1 and "loading" not in attributes:
+        lazy = seen > 1 or _text_length(html[top : match.start()]) > FIRST_SCREEN_CHARS
+        if lazy and "loading" not in attributes:
             additions.append('loading="lazy"')
         if not additions:
             return tag

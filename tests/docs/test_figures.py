@@ -26,6 +26,17 @@ def test_size_images_adds_width_height_and_lazy_loading_after_the_first() -> Non
     )
 
 
+def test_the_first_image_is_lazy_too_when_it_is_below_the_first_screen() -> None:
+    header = "<header>" + "menu " * 1000 + "</header>"  # before the article: not counted
+    near = header + '<article><p>short</p><img src="a.webp"></article>'
+    assert 'loading="lazy"' not in figures.size_images(near, sizes)
+    text = "word " * (figures.FIRST_SCREEN_CHARS // 5 + 1)
+    far = header + f'<article><p>{text}</p><img src="a.webp"></article>'
+    assert figures.size_images(far, sizes).endswith(
+        '<img src="a.webp" width="800" height="400" loading="lazy"></article>'
+    )
+
+
 def test_size_images_leaves_unknown_and_already_sized_images_alone() -> None:
     html = '<img src="https://x/y.png"><img src="a.webp" width="10" height="5" loading="eager">'
     assert figures.size_images(html, sizes) == html.replace(
