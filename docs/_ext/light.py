@@ -62,8 +62,14 @@ KEEP_BLOCKING = {"_static/documentation_options.js"}
 def defer_scripts(
     app: Any, pagename: str, templatename: str, context: dict[str, Any], doctree: Any
 ) -> None:
-    """Give every script file in ``<head>`` ``defer``, but ``documentation_options.js``."""
-    del app, pagename, templatename, doctree
+    """Give every script file in ``<head>`` ``defer``, but ``documentation_options.js``.
+
+    Not on the search page: its body loads ``searchtools.js`` without ``defer``,
+    which calls ``_ready`` from ``doctools.js`` at once, so doctools must run first.
+    """
+    del app, templatename, doctree
+    if pagename == "search":
+        return
     scripts = context.get("script_files")
     if not isinstance(scripts, list):
         return
