@@ -77,6 +77,14 @@ def test_defer_scripts_defers_files_but_documentation_options_and_inline_code() 
     assert by_name[""] == {"body": "DOCUMENTATION_OPTIONS.pagename = 'x';"}
 
 
+def test_the_search_page_keeps_its_scripts_blocking() -> None:
+    """search.html's body runs searchtools.js at once; it needs doctools.js's ``_ready``."""
+    scripts = [_JavaScript("_static/doctools.js", priority=200)]
+    context = {"script_files": scripts}
+    light.defer_scripts(None, "search", "search.html", context, None)
+    assert scripts[0].attributes == {}
+
+
 # -- icon font --------------------------------------------------------------------
 
 CSS = (
