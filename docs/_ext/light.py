@@ -11,7 +11,7 @@ Lighthouse 12's mobile preset); each piece says what it cost.
   inline scripts after it set its fields. (The theme's search scripts, also in
   ``<head>``, are left out by ``_templates/layout.html`` where nothing uses them.)
 - :func:`slim_icon_font` (``build-finished``): pydata-sphinx-theme ships Font
-  Awesome, about 2,000 icons: three fonts (115, 110 and 25 KiB), which a page
+  Awesome, about 2,000 icons: three fonts (115, 110 and 19 KiB), which a page
   downloads at the highest priority while it loads, and one CSS rule per icon
   (19 KiB of the render-blocking stylesheet, gzip-compressed). The site shows
   about fifteen icons. After the build the fonts keep only the icons that a
@@ -26,8 +26,8 @@ Lighthouse 12's mobile preset); each piece says what it cost.
   a link reading "more" to ``torch.Tensor`` (Lighthouse SEO: links without
   descriptive text; a screen reader announces the variable's name as the link).
   Variables holding plain values, of Python's built-in types (``int``,
-  ``float``, ``str``, ``list``, ``dict``, ...) or tensors, keep no link: about
-  3,700 links on the site that name a variable and open a page that tells the
+  ``float``, ``str``, ``list``, ``dict``, ...) or tensors, keep no link: 3,800
+  links on the English site that name a variable and open a page that tells the
   reader nothing the code does not. Functions, methods (``layer.register_forward_hook``),
   classes and variables of the other types (``SimpleCNN``, ``RemovableHandle``,
   ``nn.Linear``, ...) keep theirs.
@@ -258,10 +258,10 @@ class MergeCodeTokens(SphinxPostTransform):
     sphinx-gallery rewrites each code block that it links as one node per
     Pygments token, where Pygments' own HTML formatter writes one ``<span>``
     per run of tokens of one type (``matplotlib.pyplot`` is one ``nn`` span, not
-    three; ``))`` one ``p`` span). Page 17 had 4,000 elements, 3,300 of them in
+    three; ``))`` one ``p`` span). Page 17 had 4,150 elements, most of them in
     its code, and the browser styles and lays out each: merging the runs, as
-    Pygments does, removes about one in nine. Whitespace tokens (``w``), which
-    Pygments' style leaves uncoloured, become plain text: one in fourteen more.
+    Pygments does, and writing whitespace tokens (``w``, which show nothing) as
+    plain text left 3,150 (with the links that :class:`DropValueLinks` drops).
     The page looks the same.
     """
 
