@@ -8,7 +8,9 @@ Lighthouse 12's mobile preset); each piece says what it cost.
   plain ``<script src>`` tags in ``<head>``: the browser stops drawing the page
   until each has downloaded and run. They all wait for the page to be parsed
   anyway, so they get ``defer``. ``documentation_options.js`` stays as it is:
-  inline scripts after it set its fields. (The theme's search scripts, also in
+  inline scripts after it set its fields. So does everything on the search page,
+  whose template loads searchtools.js without ``defer``: it needs doctools.js
+  to have run (and the search page is no page a reader arrives at). (The theme's search scripts, also in
   ``<head>``, are left out by ``_templates/layout.html`` where nothing uses them.)
 - :func:`slim_icon_font` (``build-finished``): pydata-sphinx-theme ships Font
   Awesome, about 2,000 icons: three fonts (115, 110 and 19 KiB), which a page
@@ -62,10 +64,11 @@ KEEP_BLOCKING = {"_static/documentation_options.js"}
 def defer_scripts(
     app: Any, pagename: str, templatename: str, context: dict[str, Any], doctree: Any
 ) -> None:
-    """Give every script file in ``<head>`` ``defer``, but ``documentation_options.js``."""
-    del app, pagename, templatename, doctree
+    """Give every script file in ``<head>`` ``defer``, but ``documentation_options.js``
+    (and on the search page, where synchronous scripts follow them)."""
+    del app, templatename, doctree
     scripts = context.get("script_files")
-    if not isinstance(scripts, list):
+    if not isinstance(scripts, list) or pagename == "search":
         return
     deferred = []
     for script in scripts:

@@ -77,6 +77,13 @@ def test_defer_scripts_defers_files_but_documentation_options_and_inline_code() 
     assert by_name[""] == {"body": "DOCUMENTATION_OPTIONS.pagename = 'x';"}
 
 
+def test_defer_scripts_leaves_the_search_page_alone() -> None:
+    # search.html's template loads searchtools.js without defer, and it needs doctools.js
+    scripts = [_JavaScript("_static/doctools.js", priority=200)]
+    light.defer_scripts(None, "search", "search.html", {"script_files": scripts}, None)
+    assert scripts[0].attributes == {}
+
+
 # -- icon font --------------------------------------------------------------------
 
 CSS = (

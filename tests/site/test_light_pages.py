@@ -118,6 +118,21 @@ def test_head_scripts_do_not_block_the_first_paint(language: str) -> None:
 
 
 @pytest.mark.parametrize("language", LANGUAGES)
+def test_no_script_runs_before_a_deferred_script_it_follows(language: str) -> None:
+    # a synchronous <script src> after a deferred one runs first: on the search page,
+    # searchtools.js then called doctools.js's _ready before it existed
+    pages = [*content_pages(language), HTML / language / "search.html"]
+    for path in pages:
+        scripts = re.findall(r"<script\b[^>]*\bsrc=\"[^\"]+\"[^>]*>", read(path))
+        deferred = False
+        for tag in scripts:
+            if re.search(r"\b(defer|async)\b", tag):
+                deferred = True
+            else:
+                assert not deferred, f"{path}: {tag} runs before the deferred scripts above it"
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
 def test_basic_css_is_linked_without_the_theme_css_that_imports_it(language: str) -> None:
     # _templates/layout.html links basic.css itself, in place of the theme's theme.css,
     # which holds nothing else (one round trip less before the first paint)
