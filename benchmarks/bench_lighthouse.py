@@ -69,9 +69,17 @@ class _Body:
         pass
 
 
+class QuietServer(http.server.ThreadingHTTPServer):
+    """A request the browser gave up on (a lazy image when Lighthouse stops) is no error."""
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            super().handle_error(request, client_address)  # type: ignore[arg-type]
+
+
 def serve() -> tuple[http.server.ThreadingHTTPServer, str]:
     handler = functools.partial(GzipHandler, directory=str(SITE))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server = QuietServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server, f"http://127.0.0.1:{server.server_address[1]}"
 

@@ -8,10 +8,13 @@ Lighthouse 12's mobile preset); each piece says what it cost.
   plain ``<script src>`` tags in ``<head>``: the browser stops drawing the page
   until each has downloaded and run. They all wait for the page to be parsed
   anyway, so they get ``defer``. ``documentation_options.js`` stays as it is:
-  inline scripts after it set its fields. (The theme's search scripts, also in
-  ``<head>``, are left out by ``_templates/layout.html`` where nothing uses them.)
+  inline scripts after it set its fields. So does everything on the search page,
+  whose template loads searchtools.js without ``defer``: it needs doctools.js
+  to have run (and the search page is no page a reader arrives at). (The
+  theme's search scripts, also in ``<head>``, are left out by
+  ``_templates/layout.html`` where nothing uses them.)
 - :func:`slim_icon_font` (``build-finished``): pydata-sphinx-theme ships Font
-  Awesome, about 2,000 icons: three fonts (115, 110 and 25 KiB), which a page
+  Awesome, about 2,000 icons: three fonts (115, 110 and 19 KiB), which a page
   downloads at the highest priority while it loads, and one CSS rule per icon
   (19 KiB of the render-blocking stylesheet, gzip-compressed). The site shows
   about fifteen icons. After the build the fonts keep only the icons that a
@@ -26,8 +29,8 @@ Lighthouse 12's mobile preset); each piece says what it cost.
   a link reading "more" to ``torch.Tensor`` (Lighthouse SEO: links without
   descriptive text; a screen reader announces the variable's name as the link).
   Variables holding plain values, of Python's built-in types (``int``,
-  ``float``, ``str``, ``list``, ``dict``, ...) or tensors, keep no link: about
-  3,700 links on the site that name a variable and open a page that tells the
+  ``float``, ``str``, ``list``, ``dict``, ...) or tensors, keep no link: 3,800
+  links on the English site that name a variable and open a page that tells the
   reader nothing the code does not. Functions, methods (``layer.register_forward_hook``),
   classes and variables of the other types (``SimpleCNN``, ``RemovableHandle``,
   ``nn.Linear``, ...) keep theirs.
@@ -68,10 +71,8 @@ def defer_scripts(
     which calls ``_ready`` from ``doctools.js`` at once, so doctools must run first.
     """
     del app, templatename, doctree
-    if pagename == "search":
-        return
     scripts = context.get("script_files")
-    if not isinstance(scripts, list):
+    if pagename == "search" or not isinstance(scripts, list):
         return
     deferred = []
     for script in scripts:
@@ -230,11 +231,18 @@ class DropValueLinks(SphinxPostTransform):
 
 
 def merge_tokens(parent: nodes.Element) -> None:
-    """Merge runs of sibling ``inline`` tokens of the same class into one (in place)."""
+    """Merge runs of sibling ``inline`` tokens of the same class into one, and write
+    whitespace tokens as plain text (in place)."""
     merged: list[nodes.Node] = []
     for child in parent.children:
         if isinstance(child, nodes.reference):
             merge_tokens(child)
+        if (
+            isinstance(child, nodes.inline)
+            and child["classes"] == ["w"]
+            and not child.astext().strip()
+        ):
+            child = nodes.Text(child.astext())  # noqa: PLW2901
         previous = merged[-1] if merged else None
         if (
             isinstance(child, nodes.inline)
@@ -257,9 +265,11 @@ class MergeCodeTokens(SphinxPostTransform):
     sphinx-gallery rewrites each code block that it links as one node per
     Pygments token, where Pygments' own HTML formatter writes one ``<span>``
     per run of tokens of one type (``matplotlib.pyplot`` is one ``nn`` span, not
-    three; ``))`` one ``p`` span). Page 17 had 4,000 elements, 3,300 of them in
+    three; ``))`` one ``p`` span). Page 17 had 4,150 elements, most of them in
     its code, and the browser styles and lays out each: merging the runs, as
-    Pygments does, removes about one in nine, and the page looks the same.
+    Pygments does, and writing whitespace tokens (``w``, which show nothing) as
+    plain text left 3,150 (with the links that :class:`DropValueLinks` drops).
+    The page looks the same.
     """
 
     default_priority = 7  # after DropValueLinks, which can make new runs

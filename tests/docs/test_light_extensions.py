@@ -196,7 +196,7 @@ def test_drop_value_links_keeps_the_text_and_other_links() -> None:
     assert block.astext() == "start = printmorehandle"
 
 
-def test_merge_tokens_merges_runs_of_one_class_as_pygments_does() -> None:
+def test_merge_tokens_merges_runs_of_one_class_and_unwraps_whitespace() -> None:
     block = nodes.Element()
     link = nodes.reference("", "", _token("torch", "n"), _token(".", "o"), _token("nn", "n"))
     block += [
@@ -217,7 +217,7 @@ def test_merge_tokens_merges_runs_of_one_class_as_pygments_does() -> None:
         for c in block.children
     ] == [
         ("matplotlib.pyplot", ["nn"]),
-        (" ", ["w"]),
+        (" ", None),  # whitespace: plain text
         ("))", ["p"]),
         ("torch.nn", []),
         ("(", ["p"]),

@@ -118,6 +118,21 @@ def test_head_scripts_do_not_block_the_first_paint(language: str) -> None:
 
 
 @pytest.mark.parametrize("language", LANGUAGES)
+def test_no_script_runs_before_a_deferred_script_it_follows(language: str) -> None:
+    # a synchronous <script src> after a deferred one runs first: on the search page,
+    # searchtools.js then called doctools.js's _ready before it existed
+    pages = [*content_pages(language), HTML / language / "search.html"]
+    for path in pages:
+        scripts = re.findall(r"<script\b[^>]*\bsrc=\"[^\"]+\"[^>]*>", read(path))
+        deferred = False
+        for tag in scripts:
+            if re.search(r"\b(defer|async)\b", tag):
+                deferred = True
+            else:
+                assert not deferred, f"{path}: {tag} runs before the deferred scripts above it"
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
 def test_basic_css_is_linked_without_the_theme_css_that_imports_it(language: str) -> None:
     # _templates/layout.html links basic.css itself, in place of the theme's theme.css,
     # which holds nothing else (one round trip less before the first paint)
@@ -261,7 +276,15 @@ def test_links_say_where_they_go(language: str) -> None:
 
 @pytest.mark.parametrize("language", LANGUAGES)
 def test_code_tokens_are_merged_like_pygments_does(language: str) -> None:
+    # the code blocks that sphinx-gallery links (``highlight-Python``; the Solutions'
+    # code blocks are Sphinx's own, highlighted by Pygments: ``highlight-python``)
     run = re.compile(r'<span class="([a-z0-9]+)">[^<]*</span><span class="\1">')
+    blocks = 0
     for path in sorted((HTML / language / "auto_examples").rglob("plot_*.html")):
-        found = run.findall(article(read(path)))
-        assert not found, f"{path}: {len(found)} runs of one token class in separate spans"
+        for code in re.findall(
+            r'<div class="highlight-Python notranslate">(.*?)</pre>', read(path), flags=re.DOTALL
+        ):
+            blocks += 1
+            found = run.findall(code)
+            assert not found, f"{path}: {len(found)} runs of one token class in separate spans"
+    assert blocks > 100, blocks
