@@ -366,9 +366,19 @@ torch.compiler.reset()
 
 # %%
 # **Fix.** Register hooks before compiling, or call ``torch.compiler.reset()``
-# after adding one; :doc:`/auto_examples/03_tensor_hooks/plot_14_pitfalls`
-# shows which hooks compiled code keeps.
-#
+# after adding one: the next call traces the model again, hook included
+# (:doc:`/auto_examples/03_tensor_hooks/plot_14_pitfalls` shows which hooks
+# compiled code keeps):
+
+calls = []
+handle = small[0].register_forward_hook(lambda module, args, output: calls.append("fired"))
+torch.compiler.reset()
+compiled(torch.randn(2, 4))
+print("hook added, then torch.compiler.reset(), calls of the compiled model:", len(calls))
+handle.remove()
+torch.compiler.reset()
+
+# %%
 # **A hook on a module that the forward pass never calls.** This model keeps
 # an ``nn.ReLU`` as an attribute, but its ``forward`` calls
 # ``torch.relu`` instead, so a hook on ``model.act`` never fires:

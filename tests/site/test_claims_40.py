@@ -92,6 +92,9 @@ def test_silent_cases() -> None:
     # "The compiled model keeps the trace it made without the hook"
     assert "hook added after compiling, calls of the compiled model: 0" in printed
     assert "after one call of the model itself: 1" in printed
+    # "or call torch.compiler.reset() after adding one: the next call traces the model
+    # again, hook included"
+    assert "hook added, then torch.compiler.reset(), calls of the compiled model: 1" in printed
     # "a hook on model.act never fires"
     assert "hook on a module that forward never calls: 0 calls" in printed
     # "runs its hooks twice per call, and a hook that stores 'the' activation keeps the
