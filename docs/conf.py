@@ -57,6 +57,7 @@ extensions = [
     "sphinx_llm_friendly",  # llms.txt and a Markdown twin of each page, next to its HTML
     "markdown_twins",  # docs/_ext/markdown_twins.py: the gallery's nodes in the twins, offline
     "light",  # docs/_ext/light.py: deferred scripts, icon font cut to the icons used
+    "search_entries",  # docs/_ext/search_entries.py: index entries kept by incremental builds
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
