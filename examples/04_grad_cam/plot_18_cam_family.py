@@ -308,8 +308,8 @@ print(f"Pearson between the two maps: mean {agreement.mean():.2f}, lowest {agree
 # -------
 #
 # - The gradient methods differ in how :math:`A^k` and :math:`g^k` are
-#   combined: averaged per channel (Grad-CAM, XGrad-CAM, Grad-CAM++) or kept
-#   per position (Layer-CAM, HiResCAM).
+#   combined: reduced to one weight per channel (Grad-CAM, XGrad-CAM,
+#   Grad-CAM++) or kept per position (Layer-CAM, HiResCAM).
 # - Score-CAM replaces gradients by forward passes on masked inputs, one per
 #   channel; Eigen-CAM uses no class at all.
 # - With global pooling and one linear layer, Grad-CAM equals CAM divided by

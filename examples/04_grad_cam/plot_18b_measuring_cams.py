@@ -89,7 +89,9 @@ candidates = {**maps, "random map": noise}
 #
 # The pointing game (Zhang et al., ECCV 2016), already used on page 17, asks
 # whether each map's maximum lies on the object's mask; the score is the
-# share of images where it does (higher is better).
+# share of images where it does (higher is better). Zhang et al. also count
+# a peak within 15 pixels of the object as a hit; here the peak must lie on
+# the mask itself (``tolerance=0``, the default of ``pointing_game``).
 
 pointing = {
     name: pointing_game(saliency, test.masks).float().mean().item()
@@ -238,8 +240,8 @@ increase = {name: increase_in_confidence(model, images, s) for name, s in candid
 # ---------
 #
 # The five measures side by side, with the random map on the last line and,
-# below the table, the methods that do better than it on each of the three
-# perturbation measures:
+# below the table, the methods that do better than it on deletion, insertion
+# and average drop:
 
 print(f"{len(images)} test images; deletion and insertion: blur baseline, {steps} steps\n")
 header = ("pointing", "deletion", "insertion", "avg drop", "increase")
@@ -288,7 +290,11 @@ for name in ("Grad-CAM", "random map"):
 # random map. Average drop favours Score-CAM by design: its channel weights
 # are the probabilities of the image multiplied by its own upsampled
 # channels, inputs of the same kind as the ones average drop scores, and it
-# has by far the lowest average drop in the table.
+# has by far the lowest average drop in the table. Increase in confidence
+# separates little: on 48 images one image is 2.1 %, no map raises the
+# probability on more than a few (at most Score-CAM's 6.2 %), and the random
+# map ties with Grad-CAM at 2.1 %, above the 0.0 of Layer-CAM, HiResCAM and
+# Eigen-CAM.
 #
 # Summary
 # -------

@@ -109,6 +109,19 @@ def test_score_cam_has_the_lowest_average_drop() -> None:
     assert score_cam < 0.6 * min(drops.values())
 
 
+def test_increase_in_confidence_separates_little() -> None:
+    increase = {name: values[4] for name, values in _table().items()}
+    # "on 48 images one image is 2.1 %"
+    assert f"{100 / 48:.1f}" == "2.1"
+    # "no map raises the probability on more than a few (at most Score-CAM's 6.2 %)"
+    assert increase["Score-CAM"] == 6.2 == max(increase.values())
+    assert increase["Score-CAM"] <= 100 * 3 / 48 + 0.05
+    # "the random map ties with Grad-CAM at 2.1 %, above the 0.0 of Layer-CAM,
+    # HiResCAM and Eigen-CAM"
+    assert increase["random map"] == increase["Grad-CAM"] == 2.1
+    assert [increase[n] for n in ("Layer-CAM", "HiResCAM", "Eigen-CAM")] == [0.0] * 3
+
+
 def test_black_pixels_favour_the_random_map() -> None:
     printed = outputs(PAGE)
     grad_cam = number(rf"Grad-CAM: deletion AUC with black pixels {F}", printed)
