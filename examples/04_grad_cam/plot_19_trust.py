@@ -8,7 +8,7 @@ Can we trust a heatmap?
    ! sanity check
    ! randomization test
    ! model randomization
-   ! 合理性检查
+   ! 合理性检验
 
 A Grad-CAM map always looks like *something*: a smooth blob somewhere on
 the image. That alone does not make it an explanation. This page asks two
