@@ -515,4 +515,6 @@ plt.show()
 #    3. Accuracy 0.544 and a mean logit difference of 0.20, against 0.402 and
 #       0.04 for the plain lens of block 0: better, but still a coin toss
 #       between the two names. A trained lens reads what a layer holds
-#       better; it cannot find an answer that the layer does not hold yet.
+#       better, but not more than it holds: after block 0 the last position
+#       holds at most a trace of which name was repeated, which reaches it
+#       in block 1 (page 35).

@@ -21,9 +21,10 @@ The small language model of the previous page reads ``When Mary and John went
 to the shop , John gave a book to`` and answers ``Mary``. To answer, it must
 move information from earlier words to the last one, and in a transformer only
 the attention heads move information between positions. This model has 12 of
-them (3 blocks of 4 heads). Which ones carry the answer? Two forward hooks
-tell: one records where each head looks (its *attention pattern*), the other
-removes one head's output and measures what the task loses (*ablation*).
+them (3 blocks of 4 heads). Which ones carry the answer? A forward hook and a
+forward pre-hook tell: the first records where each head looks (its *attention
+pattern*), the second removes one head's output and measures what the task
+loses (*ablation*).
 
 .. rubric:: What you will learn
    :heading-level: 2

@@ -539,7 +539,7 @@ for name, row in zip(LAYERS, lost, strict=True):
 print(f"largest gap between the two maps: {np.abs(restored - lost).max():.2f}")
 
 # %%
-# Here the two maps agree, and with this corruption they have to. Swapping
+# Here the two maps agree, as this corruption makes them do on average. Swapping
 # the subject back turns a corrupted sentence into its clean one, so noising
 # a pair makes exactly the runs of denoising the swapped pair, and gives the
 # same share (the logit difference only changes sign). The swapped pairs are
@@ -612,7 +612,7 @@ print("hooks left on the toy:", ht.count_hooks(toy))
 # one. Swap the toy's pair: clean (0, 0), corrupted (1, 1). The minimum
 # falls to the new clean value as soon as either site does, so for this pair
 # the AND model is an OR. Over a set that holds each pair and its swap, as
-# the name sentences do, both directions give 0.5 at each site: they agree,
+# the name sentences do on average, both directions give 0.5 at each site: they agree,
 # and neither shows the AND.
 
 and_toy = TwoSites(torch.minimum)
@@ -796,4 +796,5 @@ print("hooks left on the toy:", ht.count_hooks(and_toy))
 #       subject that is neither of the two names, the model prefers neither.
 #       Patching head 1.3 at the last position restores 1.03 of the
 #       difference: what the head writes there is enough to tell the model
-#       which of the two names to avoid, whatever the corruption was.
+#       which of the two names to avoid, with a third name as with the
+#       swapped subject.

@@ -409,8 +409,9 @@ print(
 print("hooks left on the model:", count_hooks(model))
 
 # %%
-# Pushed hard enough, the model says Mary in sentences where Mary does not
-# appear: the direction carries "Mary rather than John", not "the other
+# At ``alpha`` 1, the strength that flipped every held-out prompt, the model
+# already says Mary in every sentence about Alice and Bob, where Mary does
+# not appear: the direction carries "Mary rather than John", not "the other
 # person". In this model, what block 1 writes at the last position is a
 # name's identity: the subject's, moved there by the head that
 # :doc:`plot_34_attention_and_ablation` found, so that the model does not

@@ -2,8 +2,8 @@
 # (or the development version: pip install "git+https://github.com/hooks-tutorial/hooks-tutorial")
 # and nnsight, for its section: pip install "nnsight>=0.8.1,<0.9"
 """
-The libraries practitioners use are hooks too
-=============================================
+The libraries practitioners use: hook points and wrappers
+=========================================================
 
 .. index::
    ! TransformerLens

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 import torch
-from sitecheck import number, numbers, outputs, prose, quoted_in_both_languages, run_page
+from sitecheck import match, number, numbers, outputs, prose, quoted_in_both_languages, run_page
 
 from hooks_tutorial import lm
 
@@ -184,6 +184,20 @@ def test_exercise_answers() -> None:
     assert plain == before
     assert plain[0] < tuned[0] < 0.6
     assert plain[1] < tuned[1] < 0.5
+    # "after block 0 the last position holds at most a trace of which name was repeated,
+    # which reaches it in block 1 (page 35)": page 35's mean distance between the clean
+    # and the corrupted residual at the last position (14) after block 0 and block 1
+    patching = outputs("35")
+    distances = {
+        layer: [
+            float(d)
+            for d in match(rf"{layer} +: positions 0-9 equal: True; [^:]+:(.*)", patching)[
+                1
+            ].split()
+        ]
+        for layer in ("block 0", "block 1")
+    }
+    assert distances["block 0"][-1] < 0.05 * distances["block 1"][-1]
 
 
 def test_chapter_index() -> None:
@@ -196,4 +210,11 @@ def test_chapter_index() -> None:
         text = prose(INDEX, language)
         assert "157,504" in text
     assert "3 blocks of 4 attention heads" in prose(INDEX)
+    # "TransformerLens with forward hooks on named identity modules, nnsight with a
+    # wrapper around each module's forward": page 37 shows both
+    assert "nnsight with a wrapper around each module" in prose(INDEX)
+    libraries = outputs("37")
+    assert "in the hook: HookPoint 'blocks.1.attn.out.hook_in', forward hooks:" in libraries
+    assert "forward of blocks[1].attn.out after:  Controller" in libraries
+    assert "paused at blocks[1].attn.out: forward hooks {}" in libraries
     assert "parameters: 157,504" in outputs(PAGE)

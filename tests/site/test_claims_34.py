@@ -7,7 +7,16 @@ import re
 import numpy as np
 import pytest
 import torch
-from sitecheck import match, number, numbers, outputs, prose, quoted_in_both_languages, run_page
+from sitecheck import (
+    EXAMPLES,
+    match,
+    number,
+    numbers,
+    outputs,
+    prose,
+    quoted_in_both_languages,
+    run_page,
+)
 
 from hooks_tutorial import lm
 
@@ -38,6 +47,15 @@ def last_position_reads(printed: str) -> dict[str, list[tuple[int, float]]]:
     )
     assert len(found) == 12
     return {n: [(int(p1), float(w1)), (int(p2), float(w2))] for n, p1, w1, p2, w2 in found}
+
+
+def test_a_forward_hook_and_a_forward_pre_hook() -> None:
+    # "A forward hook and a forward pre-hook tell: the first records where each head
+    # looks ..., the second removes one head's output"
+    (script,) = EXAMPLES.glob("*/plot_34_*.py")
+    source = script.read_text(encoding="utf-8")
+    assert "block.attn.softmax.register_forward_hook(keep_pattern(i))" in source
+    assert "attn.out.register_forward_pre_hook(replace_head(head, values))" in source
 
 
 def test_the_model_and_the_task(printed: str) -> None:

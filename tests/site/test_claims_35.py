@@ -241,6 +241,11 @@ def test_denoising_and_noising_agree_here() -> None:
     )
     assert abs(diff(noised, swapped) + diff(noised, data)) < 1e-4
     assert abs(lost - restored) < 1e-5
+    # "drawn just as likely as the original ones ... on average": the subject is either
+    # name with equal chance, so a sentence and its swap are equally likely (the 100
+    # sentences of the page do not hold each other's swaps: they agree on average only)
+    many = lm.make_names(20000, seed=1, split="test")
+    assert abs(many.subject_is_a.float().mean().item() - 0.5) < 0.01
 
 
 def test_and_or_toy() -> None:
@@ -326,3 +331,7 @@ def test_exercise_answers() -> None:
     assert abs(third) < 0.5
     head = number(r"head 1.3 patched at the last position: share restored (-?[\d.]+)", solutions)
     assert abs(head - 1) <= NEAR
+    # "... with a third name as with the swapped subject": the page's own corruption
+    last = outputs(PAGE).split("one head patched at the last position:", 1)[1]
+    swapped = [float(v) for v in match(r"\nblock 1 +(.*)", last)[1].split()]
+    assert abs(swapped[3] - 1) <= NEAR

@@ -299,7 +299,10 @@ def test_key_value_cache() -> None:
 def test_what_the_direction_means() -> None:
     printed = outputs(PAGE)
     assert "Alice and Bob, alpha 0.0: Bob 1.00, Mary 0.00" in printed
-    # "Pushed hard enough, the model says Mary in sentences where Mary does not appear"
+    # "At alpha 1, the strength that flipped every held-out prompt, the model already says
+    # Mary in every sentence about Alice and Bob, where Mary does not appear"
+    assert "steer after block 1 with alpha 1: Mary in 1.00" in printed
+    assert "  1.0 | 1.00 0.00 0.00 0.00 |" in printed
     assert "Alice and Bob, alpha 1.0: Bob 0.00, Mary 1.00" in printed
     assert "hooks left on the model: no hooks" in printed
     # "the direction ranks Sam first, Mary second and John last"

@@ -1,4 +1,4 @@
-"""Claims of page 37 (the interpretability libraries are hooks too), checked against its outputs.
+"""Claims of page 37 (the interpretability libraries: hook points and wrappers), checked against its outputs.
 
 The page runs nnsight (a docs dependency); TransformerLens is not installed, so
 the page's claims about it are about its source and are not checked here. The
