@@ -352,11 +352,19 @@ print("maps:", tuple(maps.shape), "| hooks left:", ht.count_hooks(tokens_model).
 # does, without generating code):
 
 torch.compiler.reset()
-calls = []
+
+
+def counting_hook(calls):
+    # a closure, not a global list: torch.compile traces the hook, and in a process
+    # that has run other scripts (this site's build) it can bind a global to theirs
+    return lambda module, args, output: calls.append("fired")
+
+
 small = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
 compiled = torch.compile(small, backend="eager")
 compiled(torch.randn(2, 4))
-handle = small[0].register_forward_hook(lambda module, args, output: calls.append("fired"))
+calls = []
+handle = small[0].register_forward_hook(counting_hook(calls))
 compiled(torch.randn(2, 4))
 print("hook added after compiling, calls of the compiled model:", len(calls))
 small(torch.randn(2, 4))
@@ -371,7 +379,7 @@ torch.compiler.reset()
 # compiled code keeps):
 
 calls = []
-handle = small[0].register_forward_hook(lambda module, args, output: calls.append("fired"))
+handle = small[0].register_forward_hook(counting_hook(calls))
 torch.compiler.reset()
 compiled(torch.randn(2, 4))
 print("hook added, then torch.compiler.reset(), calls of the compiled model:", len(calls))
