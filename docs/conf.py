@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -58,6 +59,7 @@ extensions = [
     "markdown_twins",  # docs/_ext/markdown_twins.py: the gallery's nodes in the twins, offline
     "light",  # docs/_ext/light.py: deferred scripts, icon font cut to the icons used
     "search_entries",  # docs/_ext/search_entries.py: index entries kept by incremental builds
+    "solutions",  # docs/_ext/solutions.py: solutions run in the build, fold away, answers checked
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
@@ -121,7 +123,9 @@ intersphinx_timeout = 1
 sphinx_gallery_conf = {
     "examples_dirs": ["../examples"],
     "gallery_dirs": ["auto_examples"],
-    "filename_pattern": r"/plot_",
+    # $HOOKS_TUTORIAL_PAGES (a regular expression, e.g. "plot_1[5-8]") runs only those
+    # pages: for a quick look while writing; the others show their code without output
+    "filename_pattern": os.environ.get("HOOKS_TUTORIAL_PAGES") or r"/plot_",
     # helper modules next to the pages (e.g. _ddp_worker.py) are not pages;
     # docs/_ext/companions.py puts them in the zips of the pages that use them
     "ignore_pattern": r"^_\w*\.py$",  # matched against the file name

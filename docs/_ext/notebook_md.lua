@@ -6,6 +6,7 @@
 --   :obj:`~pkg.Name` etc.  -> `Name` (a link for hooks_tutorial names)
 --   .. dropdown:: Title     -> <details><summary>Title</summary> ... </details>
 --   .. note:: / .. tip::    -> a block quote starting with **Note**
+--   .. rst-class:: name     -> nothing (a class for the site's HTML)
 -- The links file (JSON from notebooks.py; its path is the links_file metadata):
 -- site = page root URL with a trailing slash, api = the API page's URL, objects =
 -- the documented names (each has its own page, generated/<name>.html, see
@@ -86,6 +87,9 @@ function Div(el)
   local kind = el.classes[1]
   if kind == "title" then return el end -- an admonition's title: read below
   if kind == "index" then return {} end -- index entries are for the site's search only
+  -- ".. rst-class:: solution" marks where a solution starts (docs/_ext/solutions.py folds
+  -- it on the site); in a notebook the solution is plain cells
+  if kind == "rst-class" then return {} end
   if kind == "dropdown" then
     local blocks = el.content
     local summary = "Details"

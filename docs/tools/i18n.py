@@ -32,6 +32,8 @@ English in both languages. It also checks every translated message:
 - glossary: the project's terms (``docs/locales/zh_CN/glossary.tsv``, next to
   ``LC_MESSAGES``) are translated the one agreed way;
 - typography: no space before a full-width quote, × for dimensions (64×64);
+- numbers: the translation quotes the values of the English (every number
+  of two or more digits, or with a decimal point; single digits may be words);
 - catalogs: no obsolete entries, and a filled header.
 """
 
@@ -47,6 +49,9 @@ from pathlib import Path
 
 from babel.messages.catalog import Catalog, Message
 from babel.messages.pofile import read_po, write_po
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "_ext"))
+from claimed_numbers import quoted_values
 
 Rule = tuple[re.Pattern[str], Callable[[re.Match[str]], str]]
 
@@ -359,6 +364,11 @@ def message_problems(message: Message, terms: Iterable[Term]) -> list[str]:
     for term in terms:
         problems.extend(term.problems(message.id, message.string, myst=myst))
     problems.extend(typography_problems(message.string, myst=myst))
+    english, chinese = quoted_values(message.id), quoted_values(message.string)
+    if english != chinese:
+        problems.append(
+            f"numbers: the English quotes {sorted(english)}, the translation {sorted(chinese)}"
+        )
     return problems
 
 
