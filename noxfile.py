@@ -118,7 +118,11 @@ def sphinx(session: nox.Session, builder: str, name: str, *options: str) -> None
     """One Sphinx build (-W, keep going) with its own doctree folder ``name``."""
     out = BUILD / "gettext" if builder == "gettext" else BUILD / "html" / name
     doctrees = BUILD / "doctrees" / name
-    parallel = ["-j", "auto"] if builder == "gettext" else []
+    # -a: write every page, not only the changed ones (the environment, and so the
+    # gallery's runs, are reused): an incremental build's search index loses the other
+    # pages' index entries (sphinx-doc/sphinx#12599) and its sitemap lists only the pages
+    # it wrote (tests/docs/test_search_entries.py)
+    parallel = ["-j", "auto"] if builder == "gettext" else ["-a"]
     session.run(
         *SPHINX, *parallel, "-b", builder, *options, "-d", str(doctrees), str(DOCS), str(out)
     )
@@ -138,13 +142,15 @@ def tests(session: nox.Session) -> None:
 
 @nox.session(default=True)
 def docs(session: nox.Session) -> None:
-    """Build the site: English first (runs the examples), then zh_CN (reuses them).
+    """Build the site: English first (runs each page once), then zh_CN (reuses the outputs).
 
-    Fails on any Sphinx warning or unresolved cross-reference, on an example
-    that raises, and on a zh_CN catalog entry that is missing, untranslated or
-    fuzzy. Then checks the built site: every page's HTML (tests/site/test_html.py),
-    each page's claims and exercise answers against what it printed
-    (tests/site), and the docs tooling (tests/docs).
+    Fails on any Sphinx warning or unresolved cross-reference, on a page whose
+    own checks fail (hidden blocks beside the sentences they back; an exercise
+    answer stating a number its solution did not print; a hook left behind),
+    and on a zh_CN catalog entry that is missing, untranslated, fuzzy or quoting
+    other numbers than the English. Then checks the built site without running
+    any page again: every page's HTML and downloads (tests/site), and the docs
+    tooling (tests/docs).
     """
     install(session, "docs", "test", "peers")  # page 17's claims compare with pytorch-grad-cam
     session.env["PYTHONHASHSEED"] = "0"

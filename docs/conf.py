@@ -55,10 +55,7 @@ extensions = [
     "figures",  # docs/_ext/figures.py: WebP figures at the shown size; img width/height
     "provenance",  # docs/_ext/provenance.py: each page's versions, run time and memory
     "api_examples",  # docs/_ext/api_examples.py: API pages list the tutorials that use them
-    "sphinx_llm_friendly",  # llms.txt and a Markdown twin of each page, next to its HTML
-    "markdown_twins",  # docs/_ext/markdown_twins.py: the gallery's nodes in the twins, offline
     "light",  # docs/_ext/light.py: deferred scripts, icon font cut to the icons used
-    "search_entries",  # docs/_ext/search_entries.py: index entries kept by incremental builds
     "solutions",  # docs/_ext/solutions.py: solutions run in the build, fold away, answers checked
 ]
 
@@ -163,7 +160,7 @@ sphinx_gallery_conf = {
         f"# %pip install {DISTRIBUTION}\n"
         f'# %pip install "git+{REPOSITORY}"'
     ),
-    # "pypandoc": set per language by docs/_ext/notebooks.py
+    # "pypandoc": off; docs/_ext/notebooks.py converts each notebook's prose in one pandoc call
 }
 
 # -- HTML ---------------------------------------------------------------------

@@ -11,8 +11,7 @@ and ``/zh_CN/`` (see ``nox -s docs``). This extension:
 - ``html-page-context``: the URL of the same page in the other language, for
   the navbar language switcher (``_templates/lang-switcher.html``) and hreflang
   alternates.
-- ``build-finished``: completes the sitemap after incremental builds, and
-  works around Sphinx 9.0's zh search (issue #14229:
+- ``build-finished``: works around Sphinx 9.0's zh search (issue #14229:
   ``language_data.js`` sets ``window.Stemmer = ChineseStemmer`` which is never
   defined, so the search page hangs on "Searching..."). The fix is merged
   upstream but in no released Sphinx yet; delete ``fix_zh_search`` once the
@@ -34,7 +33,6 @@ from __future__ import annotations
 
 import gc
 import os
-from fnmatch import fnmatch
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -124,30 +122,6 @@ def add_page_context(
 # -- after the build ------------------------------------------------------------
 
 
-def complete_sitemap(app: Sphinx, exception: Exception | None) -> None:
-    """List every page in the sitemap, not only those written by this build.
-
-    sphinx-sitemap (2.9) collects pages as they are written, so an incremental build
-    would publish a sitemap of the changed pages only; it has no option for this
-    (jdillard/sphinx-sitemap#13, open). This runs just before its ``build-finished``
-    handler and adds the unchanged pages to its queue (``app.sitemap_links``, the
-    one place it reads them from). Delete this when sphinx-sitemap fixes #13.
-    """
-    links = getattr(app.env.app, "sitemap_links", None) if exception is None else None
-    if links is None or app.builder.format != "html":
-        return
-    queued: dict[str, str | None] = {}
-    while not links.empty():
-        link, last_updated = links.get()
-        queued[link] = last_updated
-    for docname in sorted(app.env.found_docs):
-        link = app.builder.get_target_uri(docname)
-        if not any(fnmatch(link, pattern) for pattern in app.config.sitemap_excludes):
-            queued.setdefault(link, None)
-    for link, last_updated in sorted(queued.items()):
-        links.put((link, last_updated))
-
-
 def fix_zh_search(app: Sphinx, exception: Exception | None) -> None:
     if exception is not None or app.builder.format != "html":
         return
@@ -204,6 +178,5 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("config-inited", configure_site, priority=100)
     app.connect("html-page-context", add_page_context)
     app.connect("build-finished", fix_zh_search)
-    app.connect("build-finished", complete_sitemap, priority=400)  # before sphinx-sitemap
     app.setup_extension("localized_downloads")
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -11,7 +11,13 @@ download links there.
 Only prose changes: the module docstring and the ``# %%`` comment blocks, one
 paragraph, title or list item at a time. Code is copied byte for byte, and the
 build fails if a translated script's code blocks differ from the original's.
-A paragraph without a translation stays English.
+A paragraph without a translation stays English, and the build warns, naming
+the download and the paragraph (an error under ``-W``): a Chinese reader would
+otherwise meet English prose without anyone noticing.
+
+Why no package does this: sphinx-gallery writes its downloads once, from the
+English source, and Sphinx's gettext translation applies to doctrees, not to
+the files behind ``:download:`` links.
 
 In the ``.py`` the translated paragraphs are wrapped at 79 columns (CJK
 characters count two); in the notebook each paragraph is one line, because
@@ -22,6 +28,7 @@ from __future__ import annotations
 
 import ast
 import io
+import json
 import re
 import tempfile
 import unicodedata
@@ -32,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from babel.messages.pofile import read_po
-from notebooks import fix_heading_levels
+from notebooks import STAMP, prose_notebook, stamp
 from sphinx.application import Sphinx
 from sphinx.errors import ExtensionError
 from sphinx.util import logging
@@ -151,10 +158,8 @@ def wrap(text: str, width: int) -> list[str]:
     return lines or [""]
 
 
-def strip_escaped_spaces(text: str) -> str:
-    """Drop reST's ``\\ `` (Markdown shows it literally), outside inline literals."""
-    parts = re.split(r"(``.+?``)", text)
-    return "".join(p if p.startswith("``") else p.replace("\\ ", "") for p in parts)
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
 
 
 # -- translating a block of reST ----------------------------------------------
@@ -168,10 +173,6 @@ class Stats:
     def add(self, other: Stats) -> None:
         self.translated += other.translated
         self.missing += other.missing
-
-
-def _indent(line: str) -> int:
-    return len(line) - len(line.lstrip(" "))
 
 
 def translate_rst(
@@ -470,8 +471,22 @@ def _catalog_lookup(po: Path) -> Callable[[str], str | None]:
     return table.get
 
 
-def _notebook(unwrapped: str, gallery_conf: dict[str, Any], target_dir: Path) -> bytes:
-    """The notebook sphinx-gallery would write for ``unwrapped``, Markdown-safe."""
+def _notebook(
+    unwrapped: str,
+    gallery_conf: dict[str, Any],
+    target_dir: Path,
+    pandoc_args: list[str],
+    previous: Path,
+) -> bytes:
+    """The notebook sphinx-gallery would write for ``unwrapped``, its prose by pandoc.
+
+    ``previous`` (the notebook an earlier build wrote) is kept when it was made
+    from the same script with the same pandoc options (``notebooks.stamp``).
+    """
+    if previous.is_file():
+        old = json.loads(previous.read_bytes())
+        if old.get("metadata", {}).get(STAMP) == stamp(unwrapped, pandoc_args):
+            return previous.read_bytes()
     with tempfile.TemporaryDirectory() as tmp:
         script = Path(tmp) / "example.py"
         script.write_text(unwrapped, encoding="utf-8")
@@ -481,14 +496,11 @@ def _notebook(unwrapped: str, gallery_conf: dict[str, Any], target_dir: Path) ->
             content = remove_ignore_blocks(raw)
             if gallery_conf.get("remove_config_comments"):
                 content = remove_config_comments(content)
-            if label == "text" and not gallery_conf.get("pypandoc"):
-                content = strip_escaped_spaces(content)  # pandoc reads "\\ " itself
             cleaned.append(Block(label, content, lineno))
         if cleaned and cleaned[-1].content.isspace():
             cleaned = cleaned[:-1]
         notebook = jupyter_notebook(cleaned, gallery_conf, target_dir)
-        if gallery_conf.get("pypandoc"):
-            fix_heading_levels(notebook, unwrapped)  # as notebooks.py does for English
+        prose_notebook(notebook, unwrapped, pandoc_args)  # as notebooks.py does for English
         out = Path(tmp) / "example.ipynb"
         save_notebook(notebook, out)
         return out.read_bytes()
@@ -523,7 +535,13 @@ def write_localized_downloads(app: Sphinx) -> None:
             if code_blocks(target) != code_blocks(script):
                 msg = f"localized download {target} changed the example's code; please report this"
                 raise ExtensionError(msg)
-            notebook = _notebook(result.unwrapped, gallery_conf, script.parent)
+            notebook = _notebook(
+                result.unwrapped,
+                gallery_conf,
+                script.parent,
+                app.config.notebook_pandoc_args,
+                target.with_suffix(".ipynb"),
+            )
             _write_if_changed(target.with_suffix(".ipynb"), notebook)
             members = [(script.name, result.wrapped.encode("utf-8"))]
             if script.with_suffix(".ipynb").is_file():
@@ -534,6 +552,16 @@ def write_localized_downloads(app: Sphinx) -> None:
             rel = script.relative_to(gallery_dir).as_posix()
             translated[rel] = members[0][1]
             translated[rel[: -len(".py")] + ".ipynb"] = notebook
+            if result.stats.missing:
+                # the page's own catalog lacks these paragraphs (or the script's text
+                # no longer matches its msgid): the reader would get English prose
+                logger.warning(
+                    "localized download %s: %d paragraphs left in English, e.g. %r; "
+                    "run `nox -s translations` and translate them",
+                    target.relative_to(srcdir),
+                    len(result.stats.missing),
+                    result.stats.missing[0][:100],
+                )
             total.add(result.stats)
             count += 1
         # "download all" zips: the same files as sphinx-gallery's, translated

@@ -1,13 +1,20 @@
 """Notebooks that read well in Jupyter: reST prose converted to Markdown by pandoc.
 
-sphinx-gallery's own converter (``pypandoc: False``) leaves Sphinx roles and
-directives as raw reST in the notebooks (``:doc:``, ``.. dropdown::``,
-``.. math::``). With ``pypandoc`` set it hands each text block to pandoc; this
-extension turns that on for the build's language, with ``notebook_md.lua``, a
-filter for what pandoc does not know (Sphinx roles become links to the hosted
-pages, dropdowns become ``<details>``). It runs for the English and, through
-``localized_downloads``, the Chinese notebooks. No package does this: pandoc
-reads reST but not Sphinx's roles, and sphinx-gallery only calls pandoc.
+The job: sphinx-gallery's own converter leaves Sphinx roles and directives as
+raw reST in the notebooks (``:doc:``, ``.. dropdown::``, ``.. math::``); with
+its ``pypandoc`` option it runs one pandoc process per text block (about 500
+per language, a minute of a build), and pandoc then sees each block alone, so
+every block's first title became a level-1 heading. This module lets
+sphinx-gallery write its notebooks, then converts each notebook's prose with
+one pandoc call: the page's text blocks (from the script, through sphinx-gallery's
+public ``split_code_and_text_blocks``) joined by a marker, converted together
+with ``notebook_md.lua``, a filter for what pandoc does not know (Sphinx roles
+become links to the hosted pages, dropdowns become ``<details>``), and split
+again into the Markdown cells. A notebook records a hash of what it was made
+from, so an unchanged page is not converted again. It runs for the English
+and, through ``localized_downloads``, the Chinese notebooks. No package does
+this: pandoc reads reST but not Sphinx's roles, and sphinx-gallery only calls
+pandoc block by block.
 
 pandoc comes with the ``pypandoc_binary`` wheel (docs dependency group).
 """
@@ -18,10 +25,8 @@ import ast
 import hashlib
 import inspect
 import json
-import os
-import re
+import tempfile
 import zipfile
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -110,81 +115,80 @@ def translate_titles(titles: dict[str, str], catalogs: Path) -> dict[str, str]:
     return out
 
 
-ADORNMENT = re.compile(r"""^([=\-`:.'"~^_*+#<>])\1{2,}\s*$""")
-HEADING = re.compile(r"^(#{1,6}) (?=\S)")
+CELL_BREAK = "<!-- hooks-tutorial: next cell -->"
+_BREAK_REST = f"\n\n.. raw:: html\n\n   {CELL_BREAK}\n\n"
 
 
-def title_levels(script: str) -> list[int]:
-    """The level of each reST title in a gallery script, in order (1 = the page title).
+def text_blocks(script: str) -> list[str]:
+    """The reST of a gallery script's text blocks (its docstring first), in order."""
+    from sphinx_gallery.py_source_parser import split_code_and_text_blocks  # noqa: PLC0415
 
-    Levels follow the order in which adornment styles first appear, as in
-    reST. pandoc sees one text block at a time, so in the notebooks every
-    block's first title style would become level 1 without this.
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "example.py"
+        path.write_text(script, encoding="utf-8")
+        _, blocks = split_code_and_text_blocks(str(path))
+    return [content for label, content, _ in blocks if label == "text"]
+
+
+def convert_prose(notebook: dict[str, Any], script: str, extra_args: list[str]) -> bool:
+    """Give the notebook's Markdown cells the script's text blocks, converted by pandoc.
+
+    One pandoc call for the whole page. Returns False (and changes nothing) when
+    the Markdown cells do not correspond to the script's text blocks.
     """
-    lines = [
-        "" if re.match(r"^(#{20,}|# ?%%)", line) else re.sub(r"^# ?", "", line)
-        for line in script.splitlines()  # block separators are not adornments
-    ]
-    styles: list[tuple[str, bool]] = []
-    levels = []
-    i = 0
-    while i < len(lines) - 1:
-        text, under = lines[i].strip(), lines[i + 1].strip()
-        # an underline is at least as long as its title ('"""' closing a docstring is not)
-        if (
-            text
-            and not ADORNMENT.match(text)
-            and ADORNMENT.match(under)
-            and len(under) >= len(text)
-        ):
-            above = lines[i - 1].strip() if i > 0 else ""
-            over = bool(ADORNMENT.match(above)) and above[0] == under[0]
-            style = (under[0], over)
-            if style not in styles:
-                styles.append(style)
-            levels.append(styles.index(style) + 1)
-            i += 2
-            continue
-        i += 1
-    return levels
+    import pypandoc  # noqa: PLC0415 - a docs dependency, not the unit tests'
 
-
-def fix_heading_levels(notebook: dict[str, Any], script: str) -> bool:
-    """Give the Markdown headings of ``notebook`` the levels of the script's titles.
-
-    Returns False (and changes nothing) when the headings do not correspond.
-    """
-    levels = title_levels(script)
-    places = []
-    for cell in notebook["cells"]:
-        if cell["cell_type"] != "markdown":
-            continue
-        source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
-        fenced = False
-        for number, line in enumerate(source.split("\n")):
-            if line.startswith("```"):
-                fenced = not fenced
-            elif not fenced and HEADING.match(line):
-                places.append((cell, number))
-    if len(places) != len(levels):
+    cells = [c for c in notebook["cells"] if c["cell_type"] == "markdown"]
+    blocks = text_blocks(script)
+    if len(cells) != len(blocks):
         return False
-    for (cell, number), level in zip(places, levels, strict=True):
-        source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
-        rows = source.split("\n")
-        rows[number] = HEADING.sub("#" * level + " ", rows[number], count=1)
-        text = "\n".join(rows)
-        cell["source"] = (
-            text.splitlines(keepends=True) if isinstance(cell["source"], list) else text
-        )
+    markdown = pypandoc.convert_text(
+        _BREAK_REST.join(blocks), to="md", format="rst", extra_args=extra_args
+    )
+    parts = markdown.split(CELL_BREAK)
+    if len(parts) != len(cells):
+        return False
+    for cell, part in zip(cells, parts, strict=True):
+        cell["source"] = part.strip("\n") + "\n"
     return True
 
 
-def fix_gallery_notebooks(app: Sphinx) -> None:
-    """Correct the heading levels of the notebooks sphinx-gallery wrote, and in its zips."""
-    gallery_conf = app.config.sphinx_gallery_conf
-    if not gallery_conf.get("pypandoc"):
-        return
-    for gallery in gallery_conf["gallery_dirs"]:
+def stamp(script: str, extra_args: list[str]) -> str:
+    """A hash of everything a notebook's prose is made from (script, filter, links, pandoc)."""
+    import pypandoc  # noqa: PLC0415
+
+    parts = [script, pypandoc.get_pandoc_version(), *map(_with_contents, extra_args)]
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()
+
+
+def _with_contents(arg: str) -> str:
+    """A pandoc option that names one of our files, with the file's contents instead."""
+    for option in ("--lua-filter=", "--metadata=links_file:"):
+        if arg.startswith(option):
+            return option + Path(arg.removeprefix(option)).read_text(encoding="utf-8")
+    return arg
+
+
+def prose_notebook(notebook: dict[str, Any], script: str, extra_args: list[str]) -> bool:
+    """Convert the notebook's prose unless its stamp says it is done; True if it changed."""
+    key = stamp(script, extra_args)
+    metadata = notebook.setdefault("metadata", {})
+    if metadata.get(STAMP) == key:
+        return False
+    if not convert_prose(notebook, script, extra_args):
+        msg = "its Markdown cells do not match the script's text blocks"
+        raise ValueError(msg)
+    metadata[STAMP] = key
+    return True
+
+
+STAMP = "hooks_tutorial_prose"  # notebook metadata: the stamp of its converted prose
+
+
+def convert_gallery_notebooks(app: Sphinx) -> None:
+    """Convert the prose of the notebooks sphinx-gallery wrote, and in its zips."""
+    args = app.config.notebook_pandoc_args
+    for gallery in app.config.sphinx_gallery_conf["gallery_dirs"]:
         root = Path(app.srcdir) / gallery
         fixed = {}
         for path in sorted(root.glob("*/*.ipynb")):
@@ -192,11 +196,12 @@ def fix_gallery_notebooks(app: Sphinx) -> None:
             if not script.is_file():
                 continue
             notebook = json.loads(path.read_text(encoding="utf-8"))
-            before = json.dumps(notebook)
-            if not fix_heading_levels(notebook, script.read_text(encoding="utf-8")):
-                logger.warning("notebooks: headings of %s do not match its script's titles", path)
+            try:
+                changed = prose_notebook(notebook, script.read_text(encoding="utf-8"), args)
+            except ValueError as error:
+                logger.warning("notebooks: %s: %s", path, error)
                 continue
-            if json.dumps(notebook) != before:
+            if changed:
                 path.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n")
             data = path.read_bytes()
             update_zip(path.with_suffix(".zip"), {path.name: data})
@@ -237,8 +242,8 @@ def configure_notebooks(app: Sphinx, config: Config) -> None:
     path = Path(app.doctreedir) / "notebook_links.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(meta, ensure_ascii=False, indent=1), encoding="utf-8")
-    gallery_conf["pypandoc"] = {"extra_args": pandoc_args(path)}
-    _cache_pandoc()
+    gallery_conf["pypandoc"] = False  # its own quick converter; convert_prose replaces it
+    config.notebook_pandoc_args = pandoc_args(path)
 
 
 def pandoc_args(links: Path) -> list[str]:
@@ -253,67 +258,11 @@ def pandoc_args(links: Path) -> list[str]:
     ]
 
 
-def pandoc_cache() -> Path:
-    """Where converted blocks are kept: ``pandoc/`` in the cache folder (README).
-
-    The cache folder is ``$HOOKS_TUTORIAL_CACHE`` if set and not empty, else
-    ``$XDG_CACHE_HOME/hooks_tutorial``, else ``~/.cache/hooks_tutorial``.
-    """
-    folder = os.environ.get("HOOKS_TUTORIAL_CACHE")
-    if not folder:
-        xdg = os.environ.get("XDG_CACHE_HOME")
-        folder = str(Path(xdg or Path.home() / ".cache") / "hooks_tutorial")
-    return Path(folder).expanduser() / "pandoc"
-
-
-def _with_contents(arg: str) -> str:
-    """A pandoc option that names one of our files, with the file's contents instead."""
-    for option in ("--lua-filter=", "--metadata=links_file:"):
-        if arg.startswith(option):
-            return option + Path(arg.removeprefix(option)).read_text(encoding="utf-8")
-    return arg
-
-
-def _cache_pandoc() -> None:
-    """Make ``pypandoc.convert_text`` (which sphinx-gallery calls) reuse earlier conversions.
-
-    Each text block is one pandoc process, about 800 per site build. The
-    result depends only on the inputs, so it is kept in a file named by a hash
-    of all of them: the block, the options, the contents of the filter and of
-    the links file, and pandoc's version. A changed page or filter misses the
-    cache and is converted again; nothing is ever served stale.
-    """
-    import pypandoc  # noqa: PLC0415 - a docs dependency, not the unit tests'
-
-    convert = pypandoc.convert_text
-    if getattr(convert, "cached", False):
-        return
-
-    def convert_text(
-        source: str, to: str, format: str, extra_args: Iterable[str] = (), **kwargs: Any
-    ) -> str:
-        args = list(extra_args)
-        parts = [source, to, format, repr(sorted(kwargs.items())), pypandoc.get_pandoc_version()]
-        parts += [_with_contents(arg) for arg in args]
-        key = hashlib.sha256("\0".join(parts).encode()).hexdigest()
-        path = pandoc_cache() / key[:2] / f"{key}.md"
-        if path.is_file():
-            return path.read_text(encoding="utf-8")
-        text: str = convert(source, to, format, extra_args=args, **kwargs)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        partial.write_text(text, encoding="utf-8")
-        partial.replace(path)  # atomic: another build never reads half a file
-        return text
-
-    convert_text.cached = True  # type: ignore[attr-defined]
-    pypandoc.convert_text = convert_text
-
-
 def setup(app: Sphinx) -> dict[str, Any]:
+    app.add_config_value("notebook_pandoc_args", [], "", types=(list,))
     # after bilingual.configure_site (priority 100) set html_baseurl per language
     app.connect("config-inited", configure_notebooks, priority=200)
     # after sphinx-gallery wrote the notebooks (builder-inited, priority 500),
     # before localized_downloads (900) makes the Chinese ones
-    app.connect("builder-inited", fix_gallery_notebooks, priority=800)
+    app.connect("builder-inited", convert_gallery_notebooks, priority=800)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

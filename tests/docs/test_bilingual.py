@@ -100,42 +100,6 @@ def test_no_alternates_for_search_pages_or_without_a_site_root(page: str, root: 
     assert "hreflang" not in context.get("metatags", "")
 
 
-# -- complete_sitemap ---------------------------------------------------------------------
-
-
-def _sitemap_app(links: queue.Queue[tuple[str, str | None]], fmt: str = "html") -> Any:
-    found = {"index", "api", "search", "generated/hooks_tutorial.CAM", "_modules/x"}
-    builder = SimpleNamespace(format=fmt, get_target_uri=lambda docname: f"{docname}.html")
-    env = SimpleNamespace(app=SimpleNamespace(sitemap_links=links), found_docs=found)
-    config = SimpleNamespace(sitemap_excludes=["search.html", "_modules/*"])
-    return SimpleNamespace(env=env, builder=builder, config=config)
-
-
-def _drain(links: queue.Queue[tuple[str, str | None]]) -> list[tuple[str, str | None]]:
-    out = []
-    while not links.empty():
-        out.append(links.get())
-    return out
-
-
-def test_sitemap_gets_every_page_not_only_the_rebuilt_ones() -> None:
-    links: queue.Queue[tuple[str, str | None]] = queue.Queue()
-    links.put(("api.html", "2026-01-02"))  # written by this (incremental) build
-    bilingual.complete_sitemap(_sitemap_app(links), None)
-    assert _drain(links) == [
-        ("api.html", "2026-01-02"),  # its date is kept
-        ("generated/hooks_tutorial.CAM.html", None),
-        ("index.html", None),
-    ]
-
-
-def test_sitemap_is_left_alone_after_a_failed_or_non_html_build() -> None:
-    links: queue.Queue[tuple[str, str | None]] = queue.Queue()
-    bilingual.complete_sitemap(_sitemap_app(links), RuntimeError("failed"))
-    bilingual.complete_sitemap(_sitemap_app(links, fmt="text"), None)
-    assert _drain(links) == []
-
-
 # -- fix_zh_search ---------------------------------------------------------------------------
 
 

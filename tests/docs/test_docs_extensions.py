@@ -103,38 +103,6 @@ See :doc:`/auto_examples/01_x/plot_01_a` and :doc:`this page </api>`,
 """
 
 
-def test_pandoc_results_are_reused_until_an_input_changes(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("HOOKS_TUTORIAL_CACHE", str(tmp_path / "cache"))
-    calls = []
-
-    def fake_convert(source: str, to: str, format: str, **kwargs: object) -> str:
-        calls.append(source)
-        return f"converted {source} ({len(calls)})"
-
-    monkeypatch.setattr(pypandoc, "convert_text", fake_convert)
-    notebooks._cache_pandoc()
-    links = tmp_path / "here" / "links.json"
-    links.parent.mkdir()
-    links.write_text('{"site": "a"}')
-
-    def convert(source: str, links: Path = links) -> str:
-        return str(
-            pypandoc.convert_text(source, "md", "rst", extra_args=notebooks.pandoc_args(links))
-        )
-
-    assert convert("*a*") == "converted *a* (1)"
-    assert convert("*a*") == "converted *a* (1)"  # from the cache: pandoc did not run
-    assert convert("*b*") == "converted *b* (2)"
-    moved = tmp_path / "elsewhere.json"
-    moved.write_text('{"site": "a"}')
-    assert convert("*a*", moved) == "converted *a* (1)"  # the same contents elsewhere
-    links.write_text('{"site": "b"}')
-    assert convert("*a*") == "converted *a* (3)"  # other links: converted again
-    assert calls == ["*a*", "*b*", "*a*"]
-
-
 def test_notebook_markdown_has_no_rest_left(tmp_path: Path) -> None:
     meta = tmp_path / "meta.json"
     meta.write_text(
@@ -185,24 +153,62 @@ print(1)
 '''
 
 
-def test_title_levels_follow_the_adornments() -> None:
-    assert notebooks.title_levels(SCRIPT) == [1, 2, 3]
+def _notebook_links(tmp_path: Path) -> Path:
+    links = tmp_path / "links.json"
+    links.write_text('{"site": "https://example.org/en/", "api": "", "titles": {}, "objects": []}')
+    return links
 
 
-def test_notebook_headings_get_the_script_levels() -> None:
+def test_one_pandoc_call_gives_every_cell_its_prose_and_heading_level(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     notebook = {
         "cells": [
-            {"cell_type": "markdown", "source": "# Page title\n\nIntro."},
-            {"cell_type": "markdown", "source": ["# First section\n", "\n", "Text."]},
-            {"cell_type": "code", "source": "# not a heading\nprint(1)"},
-            {"cell_type": "markdown", "source": "```\n# code\n```\n# A subsection\n\nMore."},
+            {"cell_type": "markdown", "source": "old"},
+            {"cell_type": "markdown", "source": "old"},
+            {"cell_type": "code", "source": "print(1)"},
+            {"cell_type": "markdown", "source": "old"},
         ]
     }
-    assert notebooks.fix_heading_levels(notebook, SCRIPT)
-    assert notebook["cells"][1]["source"][0] == "## First section\n"
-    assert notebook["cells"][2]["source"].startswith("# not a heading")
-    assert notebook["cells"][3]["source"] == "```\n# code\n```\n### A subsection\n\nMore."
-    assert not notebooks.fix_heading_levels({"cells": []}, SCRIPT)  # nothing to match
+    calls = []
+    convert = pypandoc.convert_text
+
+    def counted(*args: object, **kwargs: object) -> str:
+        calls.append(args)
+        return str(convert(*args, **kwargs))
+
+    monkeypatch.setattr(pypandoc, "convert_text", counted)
+    args = notebooks.pandoc_args(_notebook_links(tmp_path))
+    assert notebooks.convert_prose(notebook, SCRIPT, args)
+    assert len(calls) == 1
+    sources = [c["source"] for c in notebook["cells"]]
+    assert sources[0].startswith("# Page title\n")
+    assert sources[1].startswith("## First section\n")  # one document: levels carry over
+    assert sources[2] == "print(1)"
+    assert sources[3].startswith("### A subsection\n")
+    assert not any(notebooks.CELL_BREAK in s for s in sources)
+
+
+def test_cells_that_do_not_match_the_script_are_left_alone(tmp_path: Path) -> None:
+    notebook = {"cells": [{"cell_type": "markdown", "source": "old"}]}
+    args = notebooks.pandoc_args(_notebook_links(tmp_path))
+    assert not notebooks.convert_prose(notebook, SCRIPT, args)
+    assert notebook["cells"][0]["source"] == "old"
+    with pytest.raises(ValueError, match="do not match"):
+        notebooks.prose_notebook(notebook, SCRIPT, args)
+
+
+def test_a_converted_notebook_is_converted_again_only_when_an_input_changes(
+    tmp_path: Path,
+) -> None:
+    links = _notebook_links(tmp_path)
+    args = notebooks.pandoc_args(links)
+    cells = [{"cell_type": "markdown", "source": "old"} for _ in range(3)]
+    notebook: dict[str, object] = {"cells": cells}
+    assert notebooks.prose_notebook(notebook, SCRIPT, args)
+    assert not notebooks.prose_notebook(notebook, SCRIPT, args)  # the stamp matches
+    links.write_text(links.read_text().replace("example.org", "example.com"))
+    assert notebooks.prose_notebook(notebook, SCRIPT, args)  # other links: again
 
 
 def test_the_example_zip_gets_the_fixed_notebook(tmp_path: Path) -> None:

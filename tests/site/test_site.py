@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from sitecheck import EXAMPLES, HTML, prose
+from sphinx_gallery.py_source_parser import remove_ignore_blocks
 
 
 def _text(path: Path) -> str:
@@ -149,29 +150,67 @@ def _cjk(text: str) -> int:
     return len(re.findall(r"[\u4e00-\u9fff]", text))
 
 
+def _paragraphs(script: bytes) -> list[str]:
+    """The prose paragraphs of a gallery script: its docstring's and its text blocks'."""
+    text = script.decode("utf-8")
+    docstring = ast.get_docstring(ast.parse(text)) or ""
+    blocks = [docstring] + [
+        "\n".join(line.removeprefix("#").removeprefix(" ") for line in m["text"].splitlines())
+        for m in TEXT_BLOCK.finditer(text)
+    ]
+    return [p for block in blocks for p in re.split(r"\n\s*\n", block) if p.strip()]
+
+
+def _is_prose(paragraph: str) -> bool:
+    """English words to translate: not a directive, a literal block or a bare title bar."""
+    if paragraph.startswith((" ", "..")) or paragraph.lstrip().startswith(".."):
+        return False
+    words = re.sub(r"``.*?``|:[\w:]+:`[^`]*`|`[^`]*`", " ", paragraph, flags=re.DOTALL)
+    return len(re.findall(r"\b[A-Za-z]{2,}\b", words)) >= 3
+
+
 @pytest.mark.parametrize("page", _pages())
 def test_english_downloads_are_the_examples(page: str) -> None:
+    """The page's script, without the hidden checks (ignore blocks) that the build runs."""
     script = EXAMPLES / f"{page.removeprefix('auto_examples/')}.py"
-    assert _download("en", page, "python") == script.read_bytes()
+    python = _download("en", page, "python")
+    assert python.decode("utf-8") == remove_ignore_blocks(script.read_text(encoding="utf-8"))
+    assert b"sphinx_gallery_start_ignore" not in python
+    assert b"sphinx_gallery_start_ignore" not in _download("en", page, "jupyter")
     assert _cjk(" ".join(_cells(_download("en", page, "jupyter"), "markdown"))) == 0
 
 
 @pytest.mark.parametrize("page", _pages())
 def test_chinese_downloads_translate_prose_only(page: str, tmp_path: Path) -> None:
-    """Same code byte for byte; Chinese prose in the script, the notebook and the zip."""
+    """Same code byte for byte; every English paragraph and Markdown cell in Chinese."""
     en_py, zh_py = _download("en", page, "python"), _download("zh_CN", page, "python")
     assert _code(zh_py) == _code(en_py)
-    assert _cjk(zh_py.decode("utf-8")) > 50, "the Chinese script has no Chinese prose"
+    english, chinese = _paragraphs(en_py), _paragraphs(zh_py)
+    assert len(chinese) == len(english), "the Chinese script has other paragraphs"
+    left = [e[:80] for e, z in zip(english, chinese, strict=True) if _is_prose(e) and not _cjk(z)]
+    assert not left, f"paragraphs left in English in the Chinese script: {left}"
     en_nb, zh_nb = _download("en", page, "jupyter"), _download("zh_CN", page, "jupyter")
     assert _cells(zh_nb, "code") == _cells(en_nb, "code")
-    assert _cjk(" ".join(_cells(zh_nb, "markdown"))) > 50
-    assert "\\ " not in " ".join(_cells(zh_nb, "markdown")), "reST escapes left in Markdown"
+    en_md, zh_md = _cells(en_nb, "markdown"), _cells(zh_nb, "markdown")
+    assert len(zh_md) == len(en_md)
+    left = [e[:80] for e, z in zip(en_md, zh_md, strict=True) if _is_prose(e) and not _cjk(z)]
+    assert not left, f"Markdown cells left in English in the Chinese notebook: {left}"
+    assert "\\ " not in " ".join(zh_md), "reST escapes left in Markdown"
+    assert b"sphinx_gallery_start_ignore" not in zh_py
     archive = tmp_path / "example.zip"
     archive.write_bytes(_download("zh_CN", page, "zip"))
     name = page.rsplit("/", 1)[-1]
     with zipfile.ZipFile(archive) as zipped:
         assert zipped.read(f"{name}.py") == zh_py
         assert zipped.read(f"{name}.ipynb") == zh_nb
+
+
+def test_prose_checks_fail_on_english_left_behind() -> None:
+    """The two tests above catch one paragraph that fell back to English."""
+    english = b'"""Title\n=====\n\nWhat this page shows you.\n"""\n\n# %%\n# Hooks run late here.\n'
+    chinese = b'"""\xe6\xa0\x87\xe9\xa2\x98\n=====\n\nWhat this page shows you.\n"""\n\n# %%\n# \xe9\x92\xa9\xe5\xad\x90\n'
+    pairs = zip(_paragraphs(english), _paragraphs(chinese), strict=True)
+    assert [e for e, z in pairs if _is_prose(e) and not _cjk(z)] == ["What this page shows you."]
 
 
 def test_download_all_zips_match_the_language(tmp_path: Path) -> None:
