@@ -219,7 +219,9 @@ def check_answer(box: solution, docname: str, index: int) -> None:
 
 def check_count(doctree: nodes.document, docname: str, count: int) -> None:
     """One solution per exercise: the first enumerated list before the solutions counts them."""
-    first = next(iter(doctree.findall(solution)))
+    first = next(iter(doctree.findall(solution)), None)
+    if first is None:  # none could be folded: warned above
+        return
     exercises = None
     for node in first.parent.children[: first.parent.index(first)]:
         if isinstance(node, nodes.enumerated_list):

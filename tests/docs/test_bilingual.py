@@ -6,7 +6,6 @@ Each piece is called with the few attributes of the Sphinx application it reads
 
 from __future__ import annotations
 
-import queue
 import sys
 from pathlib import Path
 from types import SimpleNamespace
