@@ -163,6 +163,9 @@ def wrap_solutions(app: Sphinx, doctree: nodes.document, docname: str) -> None:
             )
             continue
         start.remove(title_node)
+        last = title_node[-1] if title_node.children else None
+        if isinstance(last, nodes.Text):  # "Solution 1." -> "Solution 1" as a heading
+            title_node[-1] = nodes.Text(last.astext().rstrip(".:。：").rstrip())
         if start.children and isinstance(start[0], nodes.Text):
             start[0] = nodes.Text(start[0].astext().lstrip())
         box = solution(classes=[CLASS])

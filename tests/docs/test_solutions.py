@@ -66,7 +66,7 @@ def test_each_solution_folds_with_its_code_and_output(tmp_path: Path) -> None:
     assert warnings == ""
     assert html.count('<details class="sd-sphinx-override sd-dropdown') == 2
     first = html.split("<details", 2)[1]
-    assert "<strong>Solution 1.</strong></span>" in first  # the title is the summary
+    assert "<strong>Solution 1</strong></span>" in first  # the title is the summary
     assert "It prints 42." in first
     assert "print" in first
     assert "42" in first.split("sphx-glr-script-out", 1)[1]  # its output, inside
