@@ -6,6 +6,8 @@ import os
 import sys
 from pathlib import Path
 
+import torch
+
 import hooks_tutorial
 
 if sys.version_info >= (3, 11):
@@ -85,6 +87,9 @@ myst_substitutions = {
         "```"
     ),
     "repository_link": f"<{REPOSITORY}>",
+    # the torch that runs the pages and their checks (course_notes.md: "checked on PyTorch
+    # ..."), without the local build tag: 2.14.1+cu130 -> 2.14.1
+    "torch_version": torch.__version__.split("+")[0],
 }
 
 # -- autodoc / autosummary / numpydoc ------------------------------------------

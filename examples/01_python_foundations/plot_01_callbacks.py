@@ -48,6 +48,15 @@ def calculate(a, b, callback):
 
 calculate(3, 5, handle_result)
 
+# sphinx_gallery_start_ignore
+import contextlib  # the checks below read what a callback prints
+import io
+
+with contextlib.redirect_stdout(io.StringIO()) as printed:
+    calculate(3, 5, handle_result)
+assert printed.getvalue() == "The result is: 8\n", printed.getvalue()
+# sphinx_gallery_end_ignore
+
 # %%
 # Note that we pass ``handle_result`` itself, without parentheses. Writing
 # ``handle_result()`` calls it at once, before ``calculate`` even starts, and
@@ -57,6 +66,18 @@ try:
     calculate(3, 5, handle_result())
 except TypeError as error:
     print("TypeError:", error)
+    # sphinx_gallery_start_ignore
+    too_early = error  # checked below
+    # sphinx_gallery_end_ignore
+
+# sphinx_gallery_start_ignore
+# "calls it at once, before calculate even starts, and fails, since it needs an argument":
+# the traceback never reaches calculate (a NameError here if nothing failed)
+import traceback
+
+assert "handle_result() missing 1 required positional argument" in str(too_early), too_early
+assert "calculate" not in [f.name for f in traceback.extract_tb(too_early.__traceback__)]
+# sphinx_gallery_end_ignore
 
 # %%
 # A function is an object like any other: it has a type and a name, it is
@@ -65,6 +86,15 @@ except TypeError as error:
 print(type(handle_result))
 print(handle_result.__name__)
 print(callable(handle_result))
+
+# sphinx_gallery_start_ignore
+# "it has a type and a name, it is callable"
+import types
+
+assert type(handle_result) is types.FunctionType
+assert handle_result.__name__ == "handle_result"
+assert callable(handle_result)
+# sphinx_gallery_end_ignore
 
 # %%
 # Value 1: decoupling
@@ -88,6 +118,15 @@ def warn_if_large(result):
 
 calculate(3, 5, warn_if_large)  # prints nothing: 8 is not larger than 10
 calculate(7, 8, warn_if_large)
+
+# sphinx_gallery_start_ignore
+# "a list collects the results, and a warning is printed only for a sum larger than 10"
+assert results == [8, 30], results
+with contextlib.redirect_stdout(io.StringIO()) as printed:
+    calculate(3, 5, warn_if_large)
+    calculate(7, 8, warn_if_large)
+assert printed.getvalue() == "Warning: 15 is larger than 10\n", printed.getvalue()
+# sphinx_gallery_end_ignore
 
 # %%
 # Value 2: event-driven programming
@@ -120,6 +159,16 @@ save_button.on_click(lambda label: print(f"  saving because {label!r} was clicke
 save_button.on_click(lambda label: print(f"  writing a log entry for {label!r}"))
 save_button.click()
 
+# sphinx_gallery_start_ignore
+# "calls each of them, in the order they were registered"
+with contextlib.redirect_stdout(io.StringIO()) as printed:
+    save_button.click()
+lines = printed.getvalue().splitlines()
+assert lines[0] == "[Save clicked]", lines
+assert lines[1].startswith("  saving"), lines
+assert lines[2].startswith("  writing a log entry"), lines
+# sphinx_gallery_end_ignore
+
 # %%
 # Value 3: deferred execution
 # ---------------------------
@@ -145,6 +194,14 @@ def run_all():
 when_done("download", lambda name: print(f"  -> now unpacking the result of {name!r}"))
 when_done("train", lambda name: print(f"  -> now evaluating the result of {name!r}"))
 print("nothing has run yet; pending callbacks:", len(pending))
+# sphinx_gallery_start_ignore
+# "nothing runs until run_all is called": registering printed only the registrations
+with contextlib.redirect_stdout(io.StringIO()) as printed:
+    when_done("check", lambda name: print("ran too early"))
+assert printed.getvalue() == "registered a callback for 'check'\n", printed.getvalue()
+pending.pop()
+assert [name for name, _ in pending] == ["download", "train"]
+# sphinx_gallery_end_ignore
 run_all()
 
 # %%
@@ -177,6 +234,18 @@ handle.remove()  # and we unregister it when done
 layer(torch.randn(4, 3))  # no output: the hook is gone
 print("hooks left on the layer:", count_hooks(layer).total)
 
+# sphinx_gallery_start_ignore
+# "The first call printed a line, the second printed nothing ... here none is left."
+assert count_hooks(layer).total == 0
+with contextlib.redirect_stdout(io.StringIO()) as printed:
+    handle = layer.register_forward_hook(report_shape)
+    layer(torch.randn(4, 3))
+    handle.remove()
+    layer(torch.randn(4, 3))
+assert printed.getvalue() == "Linear produced an output of shape (4, 2)\n", printed.getvalue()
+assert count_hooks(layer).total == 0
+# sphinx_gallery_end_ignore
+
 # %%
 # The first call printed a line, the second printed nothing.
 # :obj:`hooks_tutorial.count_hooks` counts the hooks on a model and its
@@ -200,50 +269,88 @@ print("hooks left on the layer:", count_hooks(layer).total)
 # 2. Give ``Button`` a method that removes a listener again, and use it.
 # 3. Change ``calculate`` so that the callback is optional: without one, it
 #    returns the result instead.
+
+# %%
+# .. rst-class:: solution
 #
-# .. dropdown:: Solutions
+# **Solution 1.** ``calculate(3, 5, double_and_print)`` prints 16:
+# ``calculate`` hands the sum, 8, to the callback, which doubles it and prints
+# it. ``calculate`` itself did not change.
+
+
+def double_and_print(result):
+    print(result * 2)
+
+
+calculate(3, 5, handle_result)  # the sum itself, as before
+calculate(3, 5, double_and_print)
+
+# sphinx_gallery_start_ignore
+# "prints 16": the callback prints twice the sum it receives
+with contextlib.redirect_stdout(io.StringIO()) as printed:
+    calculate(3, 5, double_and_print)
+assert printed.getvalue() == "16\n", printed.getvalue()
+# sphinx_gallery_end_ignore
+
+# %%
+# .. rst-class:: solution
 #
-#    .. code-block:: python
+# **Solution 2.** ``remove_listener`` takes a callback off the list again. The
+# first click runs ``log_click``; after ``remove_listener(log_click)`` the
+# second click prints only ``[Undo clicked]``, and 0 listeners are left. A
+# hook's ``handle.remove()`` does the same for a module.
+
+
+class RemovableButton(Button):
+    def remove_listener(self, callback):
+        self.listeners.remove(callback)
+
+
+def log_click(label):
+    print(f"  log: {label!r} was clicked")
+
+
+undo_button = RemovableButton("Undo")
+undo_button.on_click(log_click)
+undo_button.click()
+undo_button.remove_listener(log_click)
+undo_button.click()  # only the button's own line
+print("listeners left:", len(undo_button.listeners))
+
+# sphinx_gallery_start_ignore
+# "the second click prints only [Undo clicked], and 0 listeners are left"
+with contextlib.redirect_stdout(io.StringIO()) as printed:
+    undo_button.click()
+assert printed.getvalue() == "[Undo clicked]\n", printed.getvalue()
+assert undo_button.listeners == []
+# sphinx_gallery_end_ignore
+
+# %%
+# .. rst-class:: solution
 #
-#       # 1. the callback receives the sum and prints it doubled
-#       def double_and_print(result):
-#           print(result * 2)
-#
-#       calculate(3, 5, double_and_print)
-#
-#       # 2. remove_listener takes a callback off the list again
-#       class RemovableButton(Button):
-#           def remove_listener(self, callback):
-#               self.listeners.remove(callback)
-#
-#       def log_click(label):
-#           print(f"  log: {label!r} was clicked")
-#
-#       undo_button = RemovableButton("Undo")
-#       undo_button.on_click(log_click)
-#       undo_button.click()
-#       undo_button.remove_listener(log_click)
-#       undo_button.click()  # only the button's own line
-#       print("listeners left:", len(undo_button.listeners))
-#
-#       # 3. without a callback, calculate returns the sum
-#       def calculate(a, b, callback=None):
-#           result = a + b
-#           if callback is None:
-#               return result
-#           callback(result)
-#           return None
-#
-#       print(calculate(3, 5))
-#       calculate(3, 5, double_and_print)  # callers with a callback still work
-#
-#    **Answers**
-#
-#    1. ``calculate(3, 5, double_and_print)`` prints 16: ``calculate`` hands the
-#       sum, 8, to the callback, which doubles it and prints it. ``calculate``
-#       itself did not change.
-#    2. The first click runs ``log_click``; after ``remove_listener(log_click)``
-#       the second click prints only ``[Undo clicked]``, and 0 listeners are
-#       left. A hook's ``handle.remove()`` does the same for a module.
-#    3. ``calculate(3, 5)`` now returns 8, and a call with a callback still
-#       hands the sum to it (16 again), so existing callers keep working.
+# **Solution 3.** Without a callback, ``calculate(3, 5)`` now returns 8, and a
+# call with a callback still hands the sum to it (16 again), so existing
+# callers keep working.
+
+
+def calculate(a, b, callback=None):
+    result = a + b
+    if callback is None:
+        return result
+    callback(result)
+    return None
+
+
+print(calculate(3, 5))
+calculate(3, 5, double_and_print)  # callers with a callback still work
+
+# sphinx_gallery_start_ignore
+# "calculate(3, 5) now returns 8, and a call with a callback still hands the sum to it"
+assert calculate(3, 5) == 8
+with contextlib.redirect_stdout(io.StringIO()) as printed:
+    assert calculate(3, 5, double_and_print) is None
+assert printed.getvalue() == "16\n", printed.getvalue()
+from page_checks import assert_no_hooks_left  # docs/_ext: the build's check
+
+assert_no_hooks_left(globals())
+# sphinx_gallery_end_ignore

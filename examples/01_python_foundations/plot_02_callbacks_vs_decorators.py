@@ -83,6 +83,12 @@ registered, is how PyTorch's hook API works.
 words = ["hook", "callback", "decorator", "lambda"]
 print(sorted(words, key=len))
 
+# sphinx_gallery_start_ignore
+# "here the words come out shortest first"
+by_length = sorted(words, key=len)
+assert [len(w) for w in by_length] == sorted(len(w) for w in words), by_length
+# sphinx_gallery_end_ignore
+
 # %%
 # A decorator is a function that receives a function. The ``@`` line is only
 # shorthand: both spellings below produce the same thing. This decorator does
@@ -107,6 +113,14 @@ on_epoch = mark_as_hook(on_epoch)  # what the @ line does
 
 print(on_batch.is_hook, on_epoch.is_hook)
 print(on_batch([1, 2, 3]))
+
+# sphinx_gallery_start_ignore
+# "both spellings below produce the same thing": the function itself, marked
+assert on_batch.is_hook is True
+assert on_epoch.is_hook is True
+assert on_batch.__name__ == "on_batch"
+assert on_epoch(7) == 7
+# sphinx_gallery_end_ignore
 
 # %%
 # Goal
@@ -134,6 +148,17 @@ def add(a, b):
 
 total = add(3, 5)
 
+# sphinx_gallery_start_ignore
+# "every call is logged, and the body of add stays untouched"
+import contextlib  # the checks below read what a function prints
+import io
+
+with contextlib.redirect_stdout(io.StringIO()) as printed:
+    assert add(3, 5) == 8
+assert printed.getvalue() == "calling add(3, 5)\nadd returned 8\n", printed.getvalue()
+assert total == 8
+# sphinx_gallery_end_ignore
+
 # %%
 # Control
 # -------
@@ -156,6 +181,18 @@ def greet(name):
 print("definition done; now calling:")
 greet("Ada")
 
+# sphinx_gallery_start_ignore
+# "The decorator itself runs once, when def is executed, before anybody calls the function"
+with contextlib.redirect_stdout(io.StringIO()) as printed:
+
+    @announce
+    def never_called(name):
+        print("never printed")
+
+
+assert printed.getvalue() == "decorating never_called (this runs at definition time)\n"
+# sphinx_gallery_end_ignore
+
 # %%
 # A callback, by contrast, is called whenever, and as often as, the receiving
 # code wants: zero times, once, or once per item. Below, the callback only runs
@@ -169,6 +206,13 @@ def each_positive(values, callback):
 
 
 each_positive([3, -1, 4, -1, 5], print)
+
+# sphinx_gallery_start_ignore
+# "the callback only runs for values that pass a check"
+passed = []
+each_positive([3, -1, 4, -1, 5], passed.append)
+assert passed == [3, 4, 5], passed
+# sphinx_gallery_end_ignore
 
 # %%
 # A wrapper holds control at every call: it may skip the original function
@@ -192,6 +236,13 @@ def square_root(x):
 
 print(square_root(16))
 print(square_root(-4))
+
+# sphinx_gallery_start_ignore
+# "it may skip the original function entirely. This one refuses negative arguments."
+with contextlib.redirect_stdout(io.StringIO()):
+    assert square_root(-4) is None
+assert square_root(16) == 4.0
+# sphinx_gallery_end_ignore
 
 # %%
 # Code structure and ``functools.wraps``
@@ -236,6 +287,15 @@ print(multiply.__name__, "|", multiply.__doc__)
 print(divide.__name__, "|", divide.__doc__)
 print(divide.__wrapped__(1, 4))  # the undecorated function
 
+# sphinx_gallery_start_ignore
+# "loses its name and docstring"; "functools.wraps copies them over and keeps a reference
+# to the original in __wrapped__"
+assert (multiply.__name__, multiply.__doc__) == ("wrapper", None)
+assert (divide.__name__, divide.__doc__) == ("divide", "Divide a by b.")
+assert divide.__wrapped__(1, 4) == 0.25
+assert not hasattr(multiply, "__wrapped__")
+# sphinx_gallery_end_ignore
+
 # %%
 # Common uses: caching
 # --------------------
@@ -256,6 +316,11 @@ def slow_square(n):
 
 print([slow_square(n) for n in [2, 3, 2, 2, 3]])
 print("body ran", body_runs, "times")
+
+# sphinx_gallery_start_ignore
+# "five calls with two distinct arguments run it twice"
+assert body_runs == 2, body_runs
+# sphinx_gallery_end_ignore
 
 # %%
 # Where they meet: a registering decorator
@@ -295,12 +360,30 @@ def warn_if_high(epoch, loss):
 
 print({event: [f.__name__ for f in funcs] for event, funcs in callbacks.items()})
 
+# sphinx_gallery_start_ignore
+# "stores the function under that event name and returns it unchanged"
+assert callbacks == {"epoch_end": [print_loss, warn_if_high]}, callbacks
+assert print_loss.__name__ == "print_loss"
+# sphinx_gallery_end_ignore
+
 # %%
 # A toy training loop only has to emit the event; it does not know which
 # callbacks exist.
 
 for epoch, loss in enumerate([1.8, 1.1, 0.7], start=1):
     emit("epoch_end", epoch=epoch, loss=loss)
+
+# sphinx_gallery_start_ignore
+# emit calls every callback registered for the event: both warn while the loss is above 1.0
+with contextlib.redirect_stdout(io.StringIO()) as printed:
+    emit("epoch_end", epoch=2, loss=1.1)
+    emit("epoch_end", epoch=3, loss=0.7)
+assert printed.getvalue().splitlines() == [
+    "epoch 2: loss 1.10",
+    "  epoch 2: loss is still above 1.0",
+    "epoch 3: loss 0.70",
+], printed.getvalue()
+# sphinx_gallery_end_ignore
 
 # %%
 # PyTorch's registration functions
@@ -331,9 +414,19 @@ def report(module, args, output):
 handle = layer.register_forward_hook(report)
 print(type(handle).__module__ + "." + type(handle).__name__)
 print("hooks on the layer:", count_hooks(layer).total)
+# sphinx_gallery_start_ignore
+# "it returns a torch.utils.hooks.RemovableHandle"; the hook is on the layer
+assert isinstance(handle, torch.utils.hooks.RemovableHandle)
+assert count_hooks(layer)[""].forward == 1
+# sphinx_gallery_end_ignore
 out = layer(torch.randn(4, 3))  # the module "emits": report is called
 handle.remove()
 print("hooks on the layer:", count_hooks(layer).total)
+
+# sphinx_gallery_start_ignore
+# "whose remove() takes the callback out again"
+assert count_hooks(layer).total == 0
+# sphinx_gallery_end_ignore
 
 # %%
 # The handle is also a context manager, so the hook is removed when the
@@ -342,7 +435,15 @@ print("hooks on the layer:", count_hooks(layer).total)
 
 with layer.register_forward_hook(report):
     out = layer(torch.randn(2, 3))
+    # sphinx_gallery_start_ignore
+    assert count_hooks(layer)[""].forward == 1
+    # sphinx_gallery_end_ignore
 print("hooks on the layer:", count_hooks(layer).total)
+
+# sphinx_gallery_start_ignore
+# "the hook runs once inside the block, and no hook is left after it"
+assert count_hooks(layer).total == 0
+# sphinx_gallery_end_ignore
 
 # %%
 # Summary
@@ -368,70 +469,115 @@ print("hooks on the layer:", count_hooks(layer).total)
 # 3. Write ``add_callback(event, func)``, a plain registration function (not a
 #    decorator) that returns a handle object with a ``remove()`` method, like
 #    PyTorch's ``RemovableHandle``.
+
+# %%
+# .. rst-class:: solution
 #
-# .. dropdown:: Solutions
+# **Solution 1.** The wrapper keeps the count as an attribute of its own. After
+# three calls, ``double.calls`` is 3, and the decorated function is still
+# called ``double``: ``functools.wraps`` copied the name onto the wrapper.
+
+
+def count_calls(func):
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        wrapper.calls += 1
+        return func(*args, **kwargs)
+
+    wrapper.calls = 0
+    return wrapper
+
+
+@count_calls
+def double(x):
+    return 2 * x
+
+
+for value in [1, 2, 3]:
+    double(value)
+print(double.__name__, double.calls)
+
+# sphinx_gallery_start_ignore
+# "After three calls, double.calls is 3, and the decorated function is still called double"
+assert (double.__name__, double.calls) == ("double", 3)
+assert double.__wrapped__(5) == 10
+# sphinx_gallery_end_ignore
+
+# %%
+# .. rst-class:: solution
 #
-#    .. code-block:: python
+# **Solution 2.** ``off`` takes a callback out of the registry. After
+# ``off("epoch_end", warn_if_high)``, the ``emit`` call prints only
+# ``epoch 4: loss 1.50``: that loss is above the threshold, but
+# ``warn_if_high`` is no longer in the registry, so nobody warns.
+
+
+def off(event, func):
+    callbacks[event].remove(func)
+
+
+off("epoch_end", warn_if_high)
+emit("epoch_end", epoch=4, loss=1.5)
+
+# sphinx_gallery_start_ignore
+# "the emit call prints only epoch 4: loss 1.50 ... warn_if_high is no longer in the registry"
+assert callbacks["epoch_end"] == [print_loss]
+with contextlib.redirect_stdout(io.StringIO()) as printed:
+    emit("epoch_end", epoch=4, loss=1.5)
+assert printed.getvalue() == "epoch 4: loss 1.50\n", printed.getvalue()
+# sphinx_gallery_end_ignore
+
+# %%
+# .. rst-class:: solution
 #
-#       import functools
-#
-#       # 1. the wrapper keeps the count as an attribute of its own
-#       def count_calls(func):
-#           @functools.wraps(func)
-#           def wrapper(*args, **kwargs):
-#               wrapper.calls += 1
-#               return func(*args, **kwargs)
-#
-#           wrapper.calls = 0
-#           return wrapper
-#
-#       @count_calls
-#       def double(x):
-#           return 2 * x
-#
-#       for value in [1, 2, 3]:
-#           double(value)
-#       print(double.__name__, double.calls)
-#
-#       # 2. off() takes a callback out of the registry
-#       def off(event, func):
-#           callbacks[event].remove(func)
-#
-#       off("epoch_end", warn_if_high)
-#       emit("epoch_end", epoch=4, loss=1.5)
-#
-#       # 3. the handle remembers what to remove
-#       class Handle:
-#           def __init__(self, event, func):
-#               self.event, self.func = event, func
-#
-#           def remove(self):
-#               if self.func in callbacks.get(self.event, []):
-#                   callbacks[self.event].remove(self.func)
-#
-#       def add_callback(event, func):
-#           callbacks.setdefault(event, []).append(func)
-#           return Handle(event, func)
-#
-#       def note_epoch(epoch, loss):
-#           print(f"  note_epoch saw epoch {epoch}")
-#
-#       handle = add_callback("epoch_end", note_epoch)
-#       emit("epoch_end", epoch=5, loss=0.5)
-#       handle.remove()
-#       handle.remove()  # a second remove() does nothing
-#       emit("epoch_end", epoch=6, loss=0.4)
-#       print([func.__name__ for func in callbacks["epoch_end"]])
-#
-#    **Answers**
-#
-#    1. After three calls, ``double.calls`` is 3, and the decorated function
-#       is still called ``double``: ``functools.wraps`` copied the name onto
-#       the wrapper, and the counter lives on the wrapper as an attribute.
-#    2. After ``off("epoch_end", warn_if_high)``, the ``emit`` call prints only
-#       ``epoch 4: loss 1.50``: that loss is above the threshold, but
-#       ``warn_if_high`` is no longer in the registry, so nobody warns.
-#    3. ``note_epoch`` runs for ``epoch=5`` and, after ``handle.remove()``,
-#       not for ``epoch=6``; the second ``remove()`` does nothing, and the
-#       registry holds ``['print_loss']`` again. PyTorch's
-#       ``RemovableHandle`` works the same way.
+# **Solution 3.** The handle remembers what to remove. ``note_epoch`` runs for
+# ``epoch=5`` and, after ``handle.remove()``, not for ``epoch=6``; the second
+# ``remove()`` does nothing, and the registry holds ``['print_loss']`` again.
+# PyTorch's ``RemovableHandle`` works the same way.
+
+
+class Handle:
+    def __init__(self, event, func):
+        self.event, self.func = event, func
+
+    def remove(self):
+        if self.func in callbacks.get(self.event, []):
+            callbacks[self.event].remove(self.func)
+
+
+def add_callback(event, func):
+    callbacks.setdefault(event, []).append(func)
+    return Handle(event, func)
+
+
+def note_epoch(epoch, loss):
+    print(f"  note_epoch saw epoch {epoch}")
+
+
+handle = add_callback("epoch_end", note_epoch)
+emit("epoch_end", epoch=5, loss=0.5)
+handle.remove()
+handle.remove()  # a second remove() does nothing
+emit("epoch_end", epoch=6, loss=0.4)
+print([func.__name__ for func in callbacks["epoch_end"]])
+
+# sphinx_gallery_start_ignore
+# "note_epoch runs for epoch=5 and ... not for epoch=6; the second remove() does nothing,
+# and the registry holds ['print_loss'] again"
+assert callbacks["epoch_end"] == [print_loss]
+with contextlib.redirect_stdout(io.StringIO()) as printed:
+    handle = add_callback("epoch_end", note_epoch)
+    emit("epoch_end", epoch=5, loss=0.5)
+    handle.remove()
+    handle.remove()
+    emit("epoch_end", epoch=6, loss=0.4)
+assert printed.getvalue().splitlines() == [
+    "epoch 5: loss 0.50",
+    "  note_epoch saw epoch 5",
+    "epoch 6: loss 0.40",
+], printed.getvalue()
+assert callbacks["epoch_end"] == [print_loss]
+from page_checks import assert_no_hooks_left  # docs/_ext: the build's check
+
+assert_no_hooks_left(globals())
+# sphinx_gallery_end_ignore

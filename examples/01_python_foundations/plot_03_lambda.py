@@ -40,12 +40,21 @@ and :doc:`/auto_examples/01_python_foundations/plot_02_callbacks_vs_decorators`.
 square = lambda x: x**2
 print(square(5))
 
+# sphinx_gallery_start_ignore
+assert square(5) == 25
+# sphinx_gallery_end_ignore
+
 # %%
 # The parameter list may have several parameters, defaults, or none at all.
 
 add = lambda a, b=10: a + b
 answer = lambda: 42
 print(add(1, 2), add(1), answer())
+
+# sphinx_gallery_start_ignore
+# "several parameters, defaults, or none at all"
+assert (add(1, 2), add(1), answer()) == (3, 11, 42)
+# sphinx_gallery_end_ignore
 
 # %%
 # Binding a ``lambda`` to a name, as above, works, but PEP 8 (Python's style
@@ -60,6 +69,13 @@ def square_def(x):
 print(square.__name__, square_def.__name__)
 print(square(5) == square_def(5))
 
+# sphinx_gallery_start_ignore
+# "the function knows its own name, which then shows up in tracebacks and reprs"
+assert (square.__name__, square_def.__name__) == ("<lambda>", "square_def")
+assert "square_def" in repr(square_def)
+assert "<lambda>" in repr(square)
+# sphinx_gallery_end_ignore
+
 # %%
 # The body must be one expression: statements such as ``return``, assignments
 # or ``for`` loops are a syntax error. Here we compile such a line as a string
@@ -69,6 +85,14 @@ try:
     compile("f = lambda x: return x", "<example>", "exec")
 except SyntaxError as error:
     print(type(error).__name__, "-", error.msg)
+    # sphinx_gallery_start_ignore
+    statement_error = error  # checked below
+    # sphinx_gallery_end_ignore
+
+# sphinx_gallery_start_ignore
+# "statements such as return ... are a syntax error" (a NameError here if it compiled)
+assert isinstance(statement_error, SyntaxError)
+# sphinx_gallery_end_ignore
 
 # %%
 # ``lambda`` as a ``key=`` function
@@ -80,6 +104,11 @@ except SyntaxError as error:
 scores = {"circle": 0.91, "square": 0.75, "star": 0.98}
 print(sorted(scores, key=lambda name: scores[name], reverse=True))
 print(max(scores.items(), key=lambda item: item[1]))
+
+# sphinx_gallery_start_ignore
+assert sorted(scores, key=lambda name: scores[name], reverse=True) == ["star", "circle", "square"]
+assert max(scores.items(), key=lambda item: item[1]) == ("star", 0.98)
+# sphinx_gallery_end_ignore
 
 # %%
 # The same works on a model: sort its layers by their number of parameters.
@@ -95,6 +124,11 @@ by_size = sorted(
     reverse=True,
 )
 print([name for name, layer in by_size])
+
+# sphinx_gallery_start_ignore
+# "sort its layers by their number of parameters": Linear(4, 8) 40, Linear(8, 2) 18, ReLU 0
+assert [name for name, layer in by_size] == ["0", "2", "1"]
+# sphinx_gallery_end_ignore
 
 # %%
 # ``lambda`` as a short hook
@@ -113,9 +147,22 @@ layer = model[0]
 handle = layer.register_forward_hook(
     lambda m, args, out: print(f"{type(m).__name__}: {tuple(args[0].shape)} -> {tuple(out.shape)}")
 )
+# sphinx_gallery_start_ignore
+import contextlib  # the checks below read what the hooks print
+import io
+
+with contextlib.redirect_stdout(io.StringIO()) as printed:
+    model(x)
+assert printed.getvalue() == "Linear: (2, 4) -> (2, 8)\n", printed.getvalue()
+# sphinx_gallery_end_ignore
 result = model(x)
 handle.remove()
 print("output unchanged:", torch.equal(result, expected))
+
+# sphinx_gallery_start_ignore
+# "a forward hook that returns None leaves the output unchanged"
+assert torch.equal(result, expected)
+# sphinx_gallery_end_ignore
 
 # %%
 # Pitfall 1: late binding in loops
@@ -132,6 +179,14 @@ for name, layer in model.named_children():
     handles.append(layer.register_forward_hook(hook))
 
 result = model(x)
+# sphinx_gallery_start_ignore
+# "all three report the same name": the last one
+with contextlib.redirect_stdout(io.StringIO()) as printed:
+    model(x)
+assert printed.getvalue().splitlines() == ["layer 2: Linear", "layer 2: ReLU", "layer 2: Linear"], (
+    printed.getvalue()
+)
+# sphinx_gallery_end_ignore
 for handle in handles:
     handle.remove()
 
@@ -148,6 +203,14 @@ for name, layer in model.named_children():
     handles.append(layer.register_forward_hook(report))
 
 result = model(x)
+# sphinx_gallery_start_ignore
+# "A def inside the loop is no different"
+with contextlib.redirect_stdout(io.StringIO()) as printed:
+    model(x)
+assert printed.getvalue().splitlines() == ["layer 2: Linear", "layer 2: ReLU", "layer 2: Linear"], (
+    printed.getvalue()
+)
+# sphinx_gallery_end_ignore
 for handle in handles:
     handle.remove()
 
@@ -162,6 +225,14 @@ for name, layer in model.named_children():
     handles.append(layer.register_forward_hook(hook))
 
 result = model(x)
+# sphinx_gallery_start_ignore
+# "name=name freezes the current value"
+with contextlib.redirect_stdout(io.StringIO()) as printed:
+    model(x)
+assert printed.getvalue().splitlines() == ["layer 0: Linear", "layer 1: ReLU", "layer 2: Linear"], (
+    printed.getvalue()
+)
+# sphinx_gallery_end_ignore
 for handle in handles:
     handle.remove()
 
@@ -181,6 +252,14 @@ handles = [
     for name, layer in model.named_children()
 ]
 result = model(x)
+# sphinx_gallery_start_ignore
+# "functools.partial binds the name"
+with contextlib.redirect_stdout(io.StringIO()) as printed:
+    model(x)
+assert printed.getvalue().splitlines() == ["layer 0: Linear", "layer 1: ReLU", "layer 2: Linear"], (
+    printed.getvalue()
+)
+# sphinx_gallery_end_ignore
 for handle in handles:
     handle.remove()
 
@@ -212,12 +291,24 @@ print("output for batch 2:\n", output_2)
 print("correct output for batch 2:\n", correct_2)
 print("batch 2 got batch 1's output:", torch.equal(output_2, output_1))
 
+# sphinx_gallery_start_ignore
+# "every later call feeds the first batch's activation to the rest of the model"
+assert torch.equal(output_2, output_1)
+assert not torch.allclose(output_2, correct_2)
+# sphinx_gallery_end_ignore
+
 # %%
 # The detached value also cut the gradient path: after a backward pass, the
 # first layer's weights received no gradient.
 
 output_1.sum().backward()
 print("first layer weight.grad:", model[0].weight.grad)
+
+# sphinx_gallery_start_ignore
+# "the first layer's weights received no gradient" (the last layer's did)
+assert model[0].weight.grad is None
+assert model[2].weight.grad is not None
+# sphinx_gallery_end_ignore
 
 # %%
 # The same trap appears in Grad-CAM code: ``out.register_hook(...)`` returns a
@@ -229,8 +320,16 @@ try:
     model(batch_1)
 except TypeError as error:
     print(type(error).__name__, "-", error)
+    # sphinx_gallery_start_ignore
+    handle_error = error  # checked below
+    # sphinx_gallery_end_ignore
 finally:
     handle.remove()
+
+# sphinx_gallery_start_ignore
+# "hands the handle to the next layer instead of a tensor" (a NameError here if no error)
+assert "RemovableHandle" in str(handle_error), handle_error
+# sphinx_gallery_end_ignore
 
 # %%
 # The fix is a ``def`` whose body stores the value and returns nothing.
@@ -246,6 +345,12 @@ handle = model[0].register_forward_hook(keep_first)
 output_2 = model(batch_2)
 handle.remove()
 print("output unchanged:", torch.equal(output_2, correct_2))
+
+# sphinx_gallery_start_ignore
+# "a def whose body stores the value and returns nothing"
+assert torch.equal(output_2, correct_2)
+assert torch.equal(first_activation["fc1"], model[0](batch_2).detach())
+# sphinx_gallery_end_ignore
 
 # %%
 # Pitfall 3: a model holding a ``lambda`` hook cannot be pickled
@@ -267,6 +372,11 @@ except pickle.PicklingError as error:
     message = re.sub(r" at 0x[0-9a-f]+", "", str(error))  # drop the memory address
     print(type(error).__name__, "-", message)
 
+# sphinx_gallery_start_ignore
+# "Pickle stores a function by its importable name, and a lambda has none"
+assert "<lambda>" in message, message
+# sphinx_gallery_end_ignore
+
 # %%
 # Saving the ``state_dict`` (the tensors only) works with any hook attached,
 # and is the recommended way to save a model anyway. Removing the hook also
@@ -280,6 +390,11 @@ handle.remove()
 buffer = io.BytesIO()
 torch.save(model, buffer)
 print("model saved after removing the hook:", buffer.tell() > 0)
+
+# sphinx_gallery_start_ignore
+# "Removing the hook also makes torch.save(model) work again" (and the state_dict saved)
+assert buffer.tell() > 0
+# sphinx_gallery_end_ignore
 
 # %%
 # Summary
@@ -308,47 +423,66 @@ print("model saved after removing the hook:", buffer.tell() > 0)
 # 3. Write a forward hook as a ``lambda`` that intentionally doubles the
 #    output of ``model[0]``, and check the new output against a hand-computed
 #    one.
+
+# %%
+# .. rst-class:: solution
 #
-# .. dropdown:: Solutions
+# **Solution 1.** The sorted names are ``['alexnet', 'vgg11', 'resnet18']``:
+# the key turns each name into the number at its end (``0`` for ``alexnet``,
+# which has none), and ``sorted`` compares those numbers, not the names.
+
+names = ["resnet18", "vgg11", "alexnet"]
+# r"\d*$" matches the digits at the end, or nothing (then 0)
+by_number = sorted(names, key=lambda n: int(re.search(r"\d*$", n)[0] or 0))
+print(by_number)
+
+# sphinx_gallery_start_ignore
+assert by_number == ["alexnet", "vgg11", "resnet18"], by_number
+# sphinx_gallery_end_ignore
+
+# %%
+# .. rst-class:: solution
 #
-#    .. code-block:: python
+# **Solution 2.** The shapes are ``{'0': (2, 3), '1': (2, 3), '2': (2, 2)}``
+# and the output is unchanged (``True``): ``dict.update`` returns ``None``, so
+# each ``lambda`` returns ``None`` too, and ``name=name`` gives each hook its
+# own layer name.
+
+shapes = {}
+handles = [
+    layer.register_forward_hook(
+        lambda _m, _args, out, name=name: shapes.update({name: tuple(out.shape)})
+    )
+    for name, layer in model.named_children()
+]
+y = model(batch_1)
+for handle in handles:
+    handle.remove()
+print(shapes, torch.equal(y, model(batch_1)))
+
+# sphinx_gallery_start_ignore
+assert shapes == {"0": (2, 3), "1": (2, 3), "2": (2, 2)}, shapes
+assert torch.equal(y, model(batch_1))
+# sphinx_gallery_end_ignore
+
+# %%
+# .. rst-class:: solution
 #
-#       import re
-#
-#       # 1. r"\d*$" matches the digits at the end, or nothing (then 0)
-#       names = ["resnet18", "vgg11", "alexnet"]
-#       print(sorted(names, key=lambda n: int(re.search(r"\d*$", n)[0] or 0)))
-#
-#       # 2. dict.update returns None, so the output is unchanged
-#       shapes = {}
-#       handles = [
-#           layer.register_forward_hook(
-#               lambda _m, _args, out, name=name: shapes.update({name: tuple(out.shape)})
-#           )
-#           for name, layer in model.named_children()
-#       ]
-#       y = model(batch_1)
-#       for handle in handles:
-#           handle.remove()
-#       print(shapes, torch.equal(y, model(batch_1)))
-#
-#       # 3. the returned value replaces the output of model[0]
-#       handle = model[0].register_forward_hook(lambda _m, _args, out: out * 2)
-#       doubled = model(batch_1)
-#       handle.remove()
-#       by_hand = model[2](model[1](model[0](batch_1) * 2))
-#       print(torch.allclose(doubled, by_hand))
-#
-#    **Answers**
-#
-#    1. The sorted names are ``['alexnet', 'vgg11', 'resnet18']``: the key
-#       turns each name into the number at its end (``0`` for ``alexnet``,
-#       which has none), and ``sorted`` compares those numbers, not the
-#       names.
-#    2. The shapes are ``{'0': (2, 3), '1': (2, 3), '2': (2, 2)}`` and the
-#       output is unchanged (``True``): ``dict.update`` returns ``None``, so
-#       each ``lambda`` returns ``None`` too, and ``name=name`` gives each hook
-#       its own layer name.
-#    3. The hooked model's output matches the hand-computed
-#       ``model[2](model[1](2 * model[0](x)))`` (``True``): the value a
-#       forward hook returns replaces the layer's output, here on purpose.
+# **Solution 3.** The hooked model's output matches the hand-computed
+# ``model[2](model[1](2 * model[0](x)))`` (``True``): the value a forward hook
+# returns replaces the layer's output, here on purpose.
+
+handle = model[0].register_forward_hook(lambda _m, _args, out: out * 2)
+doubled = model(batch_1)
+handle.remove()
+by_hand = model[2](model[1](model[0](batch_1) * 2))
+print(torch.allclose(doubled, by_hand))
+
+# sphinx_gallery_start_ignore
+# "matches the hand-computed ..." and differs from the output without the hook
+assert torch.allclose(doubled, by_hand)
+assert not torch.allclose(doubled, model(batch_1))
+from page_checks import assert_no_hooks_left  # docs/_ext: the build's check
+
+assert_no_hooks_left(globals())
+# sphinx_gallery_end_ignore

@@ -129,6 +129,11 @@ record_loss = lambda epoch, loss: losses.append((epoch, round(loss, 4)))
 train(make_model(), loader, epochs=3, callbacks=[print_loss, record_loss])
 print("recorded:", losses)
 
+# sphinx_gallery_start_ignore
+# "appends the epoch and its loss to a list": one entry per epoch, in order
+assert [epoch for epoch, _ in losses] == [1, 2, 3], losses
+# sphinx_gallery_end_ignore
+
 # %%
 # From a list of functions to callback objects
 # --------------------------------------------
@@ -148,6 +153,12 @@ print("recorded:", losses)
 # but not required.
 
 print([name for name in dir(ht.Callback) if name.startswith("on_")])
+
+# sphinx_gallery_start_ignore
+# the four events above
+events = ["on_batch_end", "on_epoch_end", "on_train_begin", "on_train_end"]
+assert [name for name in dir(ht.Callback) if name.startswith("on_")] == events
+# sphinx_gallery_end_ignore
 
 # %%
 # Progress and history
@@ -170,12 +181,26 @@ history = ht.fit(
     callbacks=[ht.ProgressPrinter(times=False)],
 )
 
+# sphinx_gallery_start_ignore
+# "The first three training losses are those of the hand-written loop above" (as printed,
+# to 4 decimals); the solutions compare with this run too
+assert [round(loss, 4) for loss in history["loss"][:3]] == [loss for _, loss in losses]
+progress_history = history
+# sphinx_gallery_end_ignore
+
 # %%
 # ``fit`` always returns a ``History``: a callback that appended each epoch's
 # logs to one list per key.
 
 print(history)
 print("val_accuracy:", [round(value, 3) for value in history["val_accuracy"]])
+
+# sphinx_gallery_start_ignore
+# "fit always returns a History": one value per epoch and key
+assert isinstance(history, ht.History)
+assert history.epochs == [1, 2, 3, 4, 5, 6]
+assert len(history["val_accuracy"]) == 6
+# sphinx_gallery_end_ignore
 
 # %%
 # That is all a loss and accuracy plot needs.
@@ -218,6 +243,11 @@ print("epochs run:", len(history), "of 30")
 print("best epoch:", stopper.best_epoch, "stopped at epoch:", stopper.stopped_epoch)
 print("val_loss per epoch:", [round(value, 4) for value in history["val_loss"]])
 
+# sphinx_gallery_start_ignore
+# it stopped early, after the epoch that ran last
+assert len(history) == stopper.stopped_epoch < 30
+# sphinx_gallery_end_ignore
+
 # %%
 # The validation loss kept falling after the best epoch, but never to
 # ``min_delta`` or more below the best value, so no later epoch counted as an
@@ -231,6 +261,21 @@ print("best epoch (last improvement by min_delta):", stopper.best_epoch)
 print(f"val_loss counted as best (stopper.best): {stopper.best:.4f}")
 print(f"lowest val_loss of any epoch: {lowest:.4f} at epoch {val_losses.index(lowest) + 1}")
 
+# sphinx_gallery_start_ignore
+# "The validation loss kept falling after the best epoch, but never to min_delta (0.01) or
+# more below the best value ... training stopped patience (2) epochs after the best one.
+# ... a later epoch had a lower one."
+best = stopper.best_epoch
+assert stopper.best == val_losses[best - 1]
+later = val_losses[best:]
+assert later, val_losses
+assert all(a > b for a, b in zip(val_losses[best - 1 :], later, strict=False)), val_losses
+assert all(stopper.best - 0.01 < value for value in later), (stopper.best, later)
+assert stopper.stopped_epoch - best == 2
+assert lowest < stopper.best
+assert val_losses.index(lowest) + 1 > best
+# sphinx_gallery_end_ignore
+
 # %%
 # To check which weights came back, compute the validation loss of the final
 # model by hand: it is the best epoch's, not the lowest one. If you want the
@@ -242,6 +287,13 @@ with torch.no_grad():
 print(f"val_loss of the final model: {final_val_loss.item():.4f}")
 print("same as the best epoch:", math.isclose(final_val_loss.item(), stopper.best, rel_tol=1e-5))
 print("same as the lowest:", math.isclose(final_val_loss.item(), lowest, rel_tol=1e-5))
+
+# sphinx_gallery_start_ignore
+# "it is the best epoch's, not the lowest one" (rel_tol 1e-5: fit's mean over batches and
+# this one-batch loss add the same numbers in another order)
+assert math.isclose(final_val_loss.item(), stopper.best, rel_tol=1e-5)
+assert not math.isclose(final_val_loss.item(), lowest, rel_tol=1e-5)
+# sphinx_gallery_end_ignore
 
 # %%
 # Your own callback
@@ -280,6 +332,18 @@ history = ht.fit(
 for epoch, lr, loss in schedule.rows:
     print(f"epoch {epoch}: lr {lr:g}  loss {loss}")
 
+# sphinx_gallery_start_ignore
+# "StepLR(step_size=2, gamma=0.5) halves the learning rate every two epochs"
+rates = [lr for _, lr, _ in schedule.rows]
+assert all(
+    math.isclose(a, b)
+    for a, b in zip(rates, [0.03, 0.03, 0.015, 0.015, 0.0075, 0.0075], strict=True)
+)
+# "every number is the same on each run": the same seeded start and learning rate for two
+# epochs gives the hand-written loop's first two losses again
+assert [loss for _, _, loss in schedule.rows[:2]] == [loss for _, loss in losses[:2]]
+# sphinx_gallery_end_ignore
+
 # %%
 # Summary
 # -------
@@ -303,54 +367,101 @@ for epoch, lr, loss in schedule.rows:
 # 3. Using ``val_losses`` (the validation losses of the early-stopping run),
 #    find the epoch with the lowest validation loss with ``min`` and a
 #    ``key=`` lambda.
+
+# %%
+# .. rst-class:: solution
 #
-# .. dropdown:: Solutions
+# **Solution 1.** ``BestEpoch`` keeps the best value and its epoch between
+# events, which a plain function could not, and prints them at the end: the
+# higher of the two validation accuracies of this two-epoch run, and the epoch
+# it came in. It is the same seeded run as the first two epochs of the
+# ``ProgressPrinter`` run above, so it finds the better of their
+# ``val_accuracy`` values.
+
+
+class BestEpoch:
+    def __init__(self):
+        self.best, self.epoch = -1.0, 0
+
+    def on_epoch_end(self, epoch, logs):
+        if logs["val_accuracy"] > self.best:
+            self.best, self.epoch = logs["val_accuracy"], epoch
+
+    def on_train_end(self, logs):
+        print(f"best val_accuracy {self.best:.3f} at epoch {self.epoch}")
+
+
+best_epoch = BestEpoch()
+two_epochs = ht.fit(
+    make_model(),
+    (train_data.images, train_data.labels),
+    val_data=(val_data.images, val_data.labels),
+    epochs=2,
+    lr=3e-2,
+    callbacks=[best_epoch],
+)
+
+# sphinx_gallery_start_ignore
+# "the higher of the two validation accuracies ... and the epoch it came in"
+accuracies = two_epochs["val_accuracy"]
+assert best_epoch.best == max(accuracies), (best_epoch.best, accuracies)
+assert accuracies[best_epoch.epoch - 1] == max(accuracies)
+# "the same seeded run as the first two epochs of the ProgressPrinter run above"
+assert accuracies == progress_history["val_accuracy"][:2], (accuracies, progress_history)
+# sphinx_gallery_end_ignore
+
+# %%
+# .. rst-class:: solution
 #
-#    .. code-block:: python
+# **Solution 2.** The counter ends at 8 batches and 512 samples: each of the
+# 2 epochs goes through the 256 training images once, in batches of 64
+# (``fit``'s default batch size).
+
+
+class BatchCounter:
+    def __init__(self):
+        self.batches, self.samples = 0, 0
+
+    def on_batch_end(self, batch, logs):
+        self.batches += 1
+        self.samples += logs["size"]
+
+
+counter = BatchCounter()
+two_epochs = ht.fit(
+    make_model(), (train_data.images, train_data.labels), epochs=2, lr=3e-2, callbacks=[counter]
+)
+print(f"batches: {counter.batches}, samples: {counter.samples}")
+print(
+    f"{len(two_epochs)} epochs of {len(train_data.images)} images,"
+    f" {counter.samples // counter.batches} per batch"
+)
+
+# sphinx_gallery_start_ignore
+assert (counter.batches, counter.samples) == (8, 512)
+assert (len(two_epochs), len(train_data.images)) == (2, 256)
+# sphinx_gallery_end_ignore
+
+# %%
+# .. rst-class:: solution
 #
-#       # 1. and 2. two callbacks, for two different events
-#       class BestEpoch:
-#           def __init__(self):
-#               self.best, self.epoch = -1.0, 0
-#
-#           def on_epoch_end(self, epoch, logs):
-#               if logs["val_accuracy"] > self.best:
-#                   self.best, self.epoch = logs["val_accuracy"], epoch
-#
-#           def on_train_end(self, logs):
-#               print(f"best val_accuracy {self.best:.3f} at epoch {self.epoch}")
-#
-#       class BatchCounter:
-#           def __init__(self):
-#               self.batches, self.samples = 0, 0
-#
-#           def on_batch_end(self, batch, logs):
-#               self.batches += 1
-#               self.samples += logs["size"]
-#
-#       counter = BatchCounter()
-#       ht.fit(make_model(), (train_data.images, train_data.labels), epochs=2,
-#              lr=3e-2, callbacks=[BestEpoch(), counter],
-#              val_data=(val_data.images, val_data.labels))
-#       print(f"batches: {counter.batches}, samples: {counter.samples}")
-#       print(f"{len(train_data.images)} images per epoch, "
-#             f"{counter.samples // counter.batches} per batch")
-#
-#       # 3. min compares the pairs by their second item, the loss
-#       epoch, loss = min(enumerate(val_losses, start=1), key=lambda pair: pair[1])
-#       print(f"lowest val_loss {loss:.4f} at epoch {epoch}")
-#       print("best epoch restored by EarlyStopping:", stopper.best_epoch)
-#
-#    **Answers**
-#
-#    1. ``BestEpoch`` prints ``best val_accuracy 0.609 at epoch 2``: in this
-#       two-epoch run, the same seeded run as the first two epochs above, the
-#       second epoch had the higher validation accuracy. The callback keeps
-#       its state between events, which a plain function could not.
-#    2. The counter ends at 8 batches and 512 samples: each of the 2 epochs
-#       goes through the 256 training images once, in batches of 64 (``fit``'s
-#       default batch size).
-#    3. The lowest validation loss, 0.0028, comes in the 11th epoch, the last
-#       one of the early-stopping run, and not in the 9th, the best epoch that
-#       ``EarlyStopping`` restored: the later epochs improved on it by less
-#       than ``min_delta``.
+# **Solution 3.** ``min`` compares the pairs ``(epoch, loss)`` by their second
+# item, the loss. The lowest validation loss comes in the last epoch of the
+# early-stopping run, not in the best epoch that ``EarlyStopping`` restored:
+# the later epochs improved on the best value by less than ``min_delta``.
+
+epoch, loss = min(enumerate(val_losses, start=1), key=lambda pair: pair[1])
+print(f"lowest val_loss {loss:.4f} at epoch {epoch}")
+print("epochs run:", len(val_losses))
+print("best epoch restored by EarlyStopping:", stopper.best_epoch)
+
+# sphinx_gallery_start_ignore
+# "comes in the last epoch ... not in the best epoch"; "improved on the best value by less
+# than min_delta" (0.01)
+assert (epoch, loss) == (len(val_losses), min(val_losses))
+assert epoch != stopper.best_epoch
+assert stopper.best - loss < 0.01, (stopper.best, loss)
+from page_checks import assert_no_hooks_left  # docs/_ext: the build's check
+
+assert_no_hooks_left(globals())
+# sphinx_gallery_end_ignore

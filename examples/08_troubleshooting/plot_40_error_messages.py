@@ -53,6 +53,10 @@ from torch import nn
 
 import hooks_tutorial as ht
 
+# sphinx_gallery_start_ignore
+shown = []  # every message show_error printed, unwrapped: the checks below read them
+# sphinx_gallery_end_ignore
+
 
 def show_error(function):
     try:
@@ -60,8 +64,14 @@ def show_error(function):
     except Exception as error:  # noqa: BLE001 (the page prints any error it meets)
         message = f"{type(error).__name__}: {error}"
         print(textwrap.fill(message, width=88, break_on_hyphens=False))
+        # sphinx_gallery_start_ignore
+        shown.append(message)
+        # sphinx_gallery_end_ignore
     else:
         print("no error")
+        # sphinx_gallery_start_ignore
+        shown.append("no error")
+        # sphinx_gallery_end_ignore
 
 
 torch.manual_seed(0)
@@ -92,6 +102,13 @@ def grad_cam_under_no_grad():
 
 show_error(grad_cam_under_no_grad)
 
+# sphinx_gallery_start_ignore
+# the section's title is the start of the message
+assert shown[-1].startswith(
+    "RuntimeError: element 0 of tensors does not require grad and does not have a grad_fn"
+), shown[-1]
+# sphinx_gallery_end_ignore
+
 # %%
 # **Cause.** Under ``torch.no_grad()`` autograd records nothing, so the
 # scores have no ``grad_fn``: there is no graph to go backward through. The
@@ -105,12 +122,24 @@ with torch.no_grad():
     maps = ht.GradCAM(model, "relu3")(images)
 print("maps:", tuple(maps.shape), "| hooks left:", ht.count_hooks(model).total)
 
+# sphinx_gallery_start_ignore
+# "The library's CAM methods do this themselves, so they work inside torch.no_grad()"
+assert maps.shape == (4, 64, 64)
+assert ht.count_hooks(model).total == 0
+# sphinx_gallery_end_ignore
+
 # %%
 # Under ``torch.inference_mode()`` gradients cannot be enabled again, so the
 # library refuses with a message that names the fix:
 
 with torch.inference_mode():
     show_error(lambda: ht.GradCAM(model, "relu3")(images))
+
+# sphinx_gallery_start_ignore
+# "the library refuses with a message that names the fix"
+assert shown[-1].startswith("RuntimeError: GradCAM needs gradients, which torch.inference_mode()")
+assert "outside the inference_mode() block" in shown[-1], shown[-1]
+# sphinx_gallery_end_ignore
 
 # %%
 # "Output 0 of BackwardHookFunction is a view and is being modified inplace"
@@ -123,6 +152,14 @@ net = nn.Sequential(nn.Conv2d(3, 4, 3), nn.ReLU(inplace=True))
 handle = net[0].register_full_backward_hook(lambda module, grad_input, grad_output: None)
 show_error(lambda: net(torch.randn(1, 3, 8, 8)))
 handle.remove()
+
+# sphinx_gallery_start_ignore
+# "PyTorch refuses, already in the forward pass": the call above only ran forward
+assert shown[-1].startswith(
+    "RuntimeError: Output 0 of BackwardHookFunction is a view and is being modified inplace"
+), shown[-1]
+assert ht.count_hooks(net).total == 0
+# sphinx_gallery_end_ignore
 
 # %%
 # **Cause.** ``register_full_backward_hook`` wraps the module's output in a
@@ -140,6 +177,12 @@ with ht.capture_gradients(net, ["0"]) as grads:
 print("gradient of the conv output:", tuple(grads["0"].shape))
 print("hooks left:", ht.count_hooks(net).total)
 
+# sphinx_gallery_start_ignore
+# "capture_gradients uses the tensor hook": the gradient of the conv output, no hook left
+assert grads["0"].shape == (1, 4, 6, 6)
+assert ht.count_hooks(net).total == 0
+# sphinx_gallery_end_ignore
+
 # %%
 # "Trying to backward through the graph a second time"
 # ----------------------------------------------------
@@ -156,6 +199,11 @@ def backward_twice():
 
 show_error(backward_twice)
 model.zero_grad()
+
+# sphinx_gallery_start_ignore
+# the section's title is the start of the message
+assert shown[-1].startswith("RuntimeError: Trying to backward through the graph a second time")
+# sphinx_gallery_end_ignore
 
 # %%
 # **Cause.** To save memory, autograd frees the tensors a graph saved for its
@@ -189,6 +237,11 @@ def inference_tensor_in_autograd():
 
 show_error(inference_tensor_in_autograd)
 
+# sphinx_gallery_start_ignore
+# the section's title is the start of the message
+assert shown[-1].startswith("RuntimeError: Inference tensors cannot be saved for backward")
+# sphinx_gallery_end_ignore
+
 # %%
 # **Cause.** Inference tensors skip the bookkeeping (version counters) that
 # autograd needs for what it saves.
@@ -202,6 +255,11 @@ layer = nn.Linear(3, 2)
 layer(batch.clone()).sum().backward()
 print("gradient of the layer's weight:", tuple(layer.weight.grad.shape))
 
+# sphinx_gallery_start_ignore
+# "Clone the tensor outside inference mode": the backward pass ran
+assert layer.weight.grad.shape == (2, 3)
+# sphinx_gallery_end_ignore
+
 # %%
 # "cannot register a hook on a tensor that doesn't require gradient"
 # ------------------------------------------------------------------
@@ -209,6 +267,13 @@ print("gradient of the layer's weight:", tuple(layer.weight.grad.shape))
 # A tensor hook on the input images, to see the gradient that reaches them:
 
 show_error(lambda: images.register_hook(lambda grad: grad))
+
+# sphinx_gallery_start_ignore
+# the section's title is the start of the message
+assert shown[-1].startswith(
+    "RuntimeError: cannot register a hook on a tensor that doesn't require gradient"
+), shown[-1]
+# sphinx_gallery_end_ignore
 
 # %%
 # **Cause.** A tensor hook fires when autograd computes that tensor's
@@ -223,6 +288,11 @@ model(pixels)[:, 0].sum().backward()
 handle.remove()
 model.zero_grad()
 print("the hook saw a gradient of shape", seen[0])
+
+# sphinx_gallery_start_ignore
+# "Ask for the gradient first": the hook fired once, with the gradient of the images
+assert seen == [tuple(images.shape)], seen
+# sphinx_gallery_end_ignore
 
 # %%
 # "one of the variables needed for gradient computation has been modified by an inplace operation"
@@ -240,6 +310,14 @@ def edit_a_saved_tensor():
 
 show_error(edit_a_saved_tensor)
 
+# sphinx_gallery_start_ignore
+# the section's title is the start of the message
+assert shown[-1].startswith(
+    "RuntimeError: one of the variables needed for gradient computation has been modified by an"
+    " inplace operation"
+), shown[-1]
+# sphinx_gallery_end_ignore
+
 # %%
 # **Cause.** Autograd counts the changes of every tensor it saved (its
 # *version*) and refuses to use one that changed since.
@@ -251,6 +329,11 @@ x = torch.randn(3, requires_grad=True)
 y = x.sigmoid() * 2
 y.sum().backward()
 print("x.grad:", x.grad)
+
+# sphinx_gallery_start_ignore
+# "Work on a copy": the gradient is right, 2 * sigmoid'(x)
+assert torch.allclose(x.grad, 2 * x.sigmoid() * (1 - x.sigmoid()))
+# sphinx_gallery_end_ignore
 
 # %%
 # "Using a non-full backward hook when the forward contains multiple autograd Nodes is deprecated"
@@ -268,6 +351,18 @@ with warnings.catch_warnings(record=True) as caught:
 for warning in caught:
     print(textwrap.fill(f"{warning.category.__name__}: {warning.message}", width=88))
 
+# sphinx_gallery_start_ignore
+# "This one is a warning, not an error": the section's title starts its message
+warned = [f"{warning.category.__name__}: {warning.message}" for warning in caught]
+assert any(
+    message.startswith(
+        "FutureWarning: Using a non-full backward hook when the forward contains multiple"
+        " autograd Nodes is deprecated"
+    )
+    for message in warned
+), warned
+# sphinx_gallery_end_ignore
+
 # %%
 # **Cause.** The old hook attaches to the *last* operation of the forward
 # pass only (here the ReLU), so its ``grad_input`` is not the gradient with
@@ -279,6 +374,15 @@ for warning in caught:
 # marked it for good, even after ``handle.remove()``:
 
 show_error(lambda: block.register_full_backward_hook(lambda module, grad_input, grad_output: None))
+
+# sphinx_gallery_start_ignore
+# "the old hook marked it for good, even after handle.remove()": no hook is left on it
+assert ht.count_hooks(block).total == 0
+assert shown[-1].startswith(
+    "RuntimeError: Cannot use both regular backward hooks and full backward hooks on a single"
+    " Module"
+), shown[-1]
+# sphinx_gallery_end_ignore
 
 # %%
 # A fresh module (or a model built again) takes the full hook, and nothing
@@ -292,6 +396,11 @@ with warnings.catch_warnings(record=True) as caught:
     handle.remove()
 print("warnings with the full backward hook:", len(caught))
 
+# sphinx_gallery_start_ignore
+# "A fresh module ... takes the full hook, and nothing warns"
+assert len(caught) == 0, [str(w.message) for w in caught]
+# sphinx_gallery_end_ignore
+
 # %%
 # The library's own errors
 # ------------------------
@@ -301,10 +410,23 @@ print("warnings with the full backward hook:", len(caught))
 
 show_error(lambda: ht.GradCAM(model, "relu4"))
 
+# sphinx_gallery_start_ignore
+# "each message names the fix"
+assert shown[-1].startswith("ValueError: no submodule named 'relu4'; did you mean 'relu3'")
+# sphinx_gallery_end_ignore
+
 # %%
 # A target class that the model does not have (it has five):
 
 show_error(lambda: ht.GradCAM(model, "relu3")(images, 7))
+
+# sphinx_gallery_start_ignore
+# "A target class that the model does not have (it has five)"
+assert model.fc.out_features == 5
+assert shown[-1].startswith(
+    "IndexError: target class 7 is out of range for a model with 5 outputs"
+), shown[-1]
+# sphinx_gallery_end_ignore
 
 # %%
 # A layer whose output is a sequence of tokens ``[B, tokens, channels]``, as
@@ -329,6 +451,19 @@ class TinyTokenModel(nn.Module):
 tokens_model = TinyTokenModel().eval()
 show_error(lambda: ht.GradCAM(tokens_model, "tokens")(images))
 
+# sphinx_gallery_start_ignore
+# "Cuts the image into 16 patches of 16x16 pixels, one token each"; "as the message says"
+assert tokens_model.tokens(tokens_model.patches(images).flatten(2).transpose(1, 2)).shape == (
+    4,
+    16,
+    8,
+)
+assert (
+    "CAM methods need a feature map [B, C, H, W]; for transformer tokens [B, tokens, C] pass"
+    " reshape_transform=token_reshape_transform"
+) in shown[-1], shown[-1]
+# sphinx_gallery_end_ignore
+
 # %%
 # **Fix**, as the message says: ``token_reshape_transform`` (see
 # :doc:`/auto_examples/04_grad_cam/plot_22_beyond_cnns`), here with no class
@@ -339,6 +474,12 @@ import functools
 to_grid = functools.partial(ht.token_reshape_transform, prefix_tokens=0)
 maps = ht.GradCAM(tokens_model, "tokens", reshape_transform=to_grid)(images)
 print("maps:", tuple(maps.shape), "| hooks left:", ht.count_hooks(tokens_model).total)
+
+# sphinx_gallery_start_ignore
+# "Fix, as the message says": a map per image, no hook left
+assert maps.shape == (4, 64, 64)
+assert ht.count_hooks(tokens_model).total == 0
+# sphinx_gallery_end_ignore
 
 # %%
 # Hooks that fail silently
@@ -367,8 +508,15 @@ calls = []
 handle = small[0].register_forward_hook(counting_hook(calls))
 compiled(torch.randn(2, 4))
 print("hook added after compiling, calls of the compiled model:", len(calls))
+# sphinx_gallery_start_ignore
+# "The compiled model keeps the trace it made without the hook"
+assert len(calls) == 0, calls
+# sphinx_gallery_end_ignore
 small(torch.randn(2, 4))
 print("after one call of the model itself:", len(calls))
+# sphinx_gallery_start_ignore
+assert len(calls) == 1, calls  # the hook is on the module: the model itself runs it
+# sphinx_gallery_end_ignore
 handle.remove()
 torch.compiler.reset()
 
@@ -383,6 +531,11 @@ handle = small[0].register_forward_hook(counting_hook(calls))
 torch.compiler.reset()
 compiled(torch.randn(2, 4))
 print("hook added, then torch.compiler.reset(), calls of the compiled model:", len(calls))
+
+# sphinx_gallery_start_ignore
+# "the next call traces the model again, hook included"
+assert len(calls) == 1, calls
+# sphinx_gallery_end_ignore
 handle.remove()
 torch.compiler.reset()
 
@@ -408,6 +561,11 @@ handle = functional.act.register_forward_hook(lambda module, args, output: calls
 functional(torch.randn(2, 4))
 handle.remove()
 print("hook on a module that forward never calls:", len(calls), "calls")
+
+# sphinx_gallery_start_ignore
+# "a hook on model.act never fires"
+assert len(calls) == 0, calls
+# sphinx_gallery_end_ignore
 
 # %%
 # **Fix.** Read the model's ``forward`` (or trace a call with
@@ -438,6 +596,28 @@ shared(torch.randn(3, 4))
 handle.remove()
 print("the shared ReLU's hook fired", len(shapes), "times, with outputs", shapes)
 
+# sphinx_gallery_start_ignore
+# "runs its hooks twice per call, and a hook that stores "the" activation keeps the second one"
+assert shapes == [(3, 8), (3, 2)], shapes
+# The page's opening: each section title quotes the start of a message that the page's code
+# printed, and each message's start is a main index entry (`! ...`), so the site's search
+# finds this page for it.
+import re
+import sys
+from pathlib import Path
+
+source = Path(sys.argv[0]).read_text(encoding="utf-8")  # sphinx-gallery sets argv[0] too
+printed = " ".join([*shown, *warned]).lower()
+titles = re.findall(r'^# "(.+)"\n# -+$', source, flags=re.MULTILINE)
+entries = re.findall(r"^   ! (.+)$", source, flags=re.MULTILINE)
+assert len(titles) == 7, titles
+assert len(entries) == 14, entries
+for quoted in [*titles, *entries[:-2]]:  # the last two: "error message", "报错信息"
+    assert quoted.lower() in printed, quoted
+for title in titles:
+    assert title in entries, title
+# sphinx_gallery_end_ignore
+
 # %%
 # **Fix.** Give each place its own module (``self.act1``, ``self.act2``), or
 # make the hook keep a list, as above. torchvision's ``BasicBlock`` calls its
@@ -463,41 +643,62 @@ print("the shared ReLU's hook fired", len(shapes), "times, with outputs", shapes
 #    ``resnet18(weights=None)`` and count how often it fires for one batch.
 # 3. Which of the three silent cases does ``hooks_tutorial.trace``
 #    reveal? Trace one call of ``shared``.
+
+# %%
+# .. rst-class:: solution
 #
-# .. dropdown:: Solutions
+# **Solution 1.** The call leaves 0 parameters with a ``.grad``: the library
+# computes the gradient with respect to the activation only.
+
+model.zero_grad(set_to_none=True)
+with torch.no_grad():
+    ht.GradCAM(model, "relu3")(images)
+print("parameters with a .grad:", sum(p.grad is not None for p in model.parameters()))
+
+# sphinx_gallery_start_ignore
+assert all(p.grad is None for p in model.parameters())
+assert ht.count_hooks(model).total == 0
+# sphinx_gallery_end_ignore
+
+# %%
+# .. rst-class:: solution
 #
-#    .. code-block:: python
+# **Solution 2.** The hook fires 2 times for one batch: ``BasicBlock.forward``
+# calls ``self.relu`` after its first convolution and again after the
+# addition.
+
+import torchvision
+
+resnet = torchvision.models.resnet18(weights=None).eval()
+fired = []
+handle = resnet.layer4[1].relu.register_forward_hook(lambda module, args, output: fired.append(1))
+with torch.no_grad():
+    resnet(torch.randn(1, 3, 64, 64))
+handle.remove()
+print("layer4[1].relu fired", len(fired), "times")
+
+# sphinx_gallery_start_ignore
+assert len(fired) == 2, fired
+# sphinx_gallery_end_ignore
+
+# %%
+# .. rst-class:: solution
 #
-#       # 1. no .grad left on the parameters
-#       model.zero_grad(set_to_none=True)
-#       with torch.no_grad():
-#           ht.GradCAM(model, "relu3")(images)
-#       print("parameters with a .grad:", sum(p.grad is not None for p in model.parameters()))
-#
-#       # 2. BasicBlock calls its relu twice
-#       import torchvision
-#
-#       resnet = torchvision.models.resnet18(weights=None).eval()
-#       fired = []
-#       handle = resnet.layer4[1].relu.register_forward_hook(
-#           lambda module, args, output: fired.append(1)
-#       )
-#       with torch.no_grad():
-#           resnet(torch.randn(1, 3, 64, 64))
-#       handle.remove()
-#       print("layer4[1].relu fired", len(fired), "times")
-#
-#       # 3. the trace lists every module call, so the shared ReLU appears twice
-#       trace = ht.trace(shared, torch.randn(3, 4))
-#       print([row.name for row in trace.rows])
-#
-#    **Answers**
-#
-#    1. The call leaves 0 parameters with a ``.grad``: the library computes the
-#       gradient with respect to the activation only.
-#    2. The hook fires 2 times for one batch: ``BasicBlock.forward`` calls
-#       ``self.relu`` after its first convolution and again after the addition.
-#    3. The trace shows ``act`` twice, so it reveals the module called twice;
-#       a module that is never called is simply absent from it, and the
-#       compiled case does not show at all, because the trace runs the model
-#       itself.
+# **Solution 3.** The trace lists every module call, so it shows ``act`` twice
+# for ``shared``: it reveals the module called twice. A module that is never
+# called is simply absent from it (``act`` is missing from the trace of
+# ``functional``), and the compiled case does not show at all, because the
+# trace runs the model itself.
+
+trace = ht.trace(shared, torch.randn(3, 4))
+print([row.name for row in trace.rows])
+print([row.name for row in ht.trace(functional, torch.randn(2, 4)).rows])
+
+# sphinx_gallery_start_ignore
+names = [row.name for row in trace.rows]
+assert names.count("act") == 2, names
+assert "act" not in [row.name for row in ht.trace(functional, torch.randn(2, 4)).rows]
+from page_checks import assert_no_hooks_left  # docs/_ext: the build's check
+
+assert_no_hooks_left(globals())
+# sphinx_gallery_end_ignore
