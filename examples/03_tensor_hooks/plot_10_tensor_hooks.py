@@ -61,6 +61,12 @@ print(f"x.grad with the hook: {x.grad}")
 print("x.grad == 96:", x.grad.item() == 96.0)
 hook_handle.remove()
 
+# sphinx_gallery_start_ignore
+# "why the notes' example gives x.grad = 96 with the hook" (exact: small powers of two)
+x_grad_with_hook = x.grad.item()
+assert x_grad_with_hook == 96, x_grad_with_hook
+# sphinx_gallery_end_ignore
+
 # %%
 # The same computation without any hook gives twice as much:
 
@@ -70,6 +76,12 @@ z = y**3
 z.backward()
 print(f"x.grad without a hook: {x.grad}")
 print("x.grad == 192:", x.grad.item() == 192.0)
+
+# sphinx_gallery_start_ignore
+# "The same computation without any hook gives twice as much": 192 (exact)
+x_grad_without_hook = x.grad.item()
+assert x_grad_without_hook == 192 == 2 * x_grad_with_hook, x_grad_without_hook
+# sphinx_gallery_end_ignore
 
 # %%
 # Where 96 and 192 come from
@@ -88,6 +100,15 @@ print(f"y = {y_value}, dz/dy = 3*y**2 = {dz_dy}, halved by the hook to {dz_dy_ha
 print(f"dy/dx = 2*x = {dy_dx}")
 print(f"with the hook:    {dz_dy_halved} * {dy_dx} = {dz_dy_halved * dy_dx}")
 print(f"without the hook: {dz_dy} * {dy_dx} = {dz_dy * dy_dx}")
+
+# sphinx_gallery_start_ignore
+# "it changes dz/dy before autograd multiplies it by dy/dx"; summary: "the hook halves
+# dz/dy from 48 to 24, so x.grad becomes 24 * 4 = 96 instead of 192": the hand-computed
+# chain rule gives what autograd gave above
+assert (dz_dy, dz_dy_halved, dy_dx) == (48, 24, 4)
+assert dz_dy_halved * dy_dx == x_grad_with_hook
+assert dz_dy * dy_dx == x_grad_without_hook
+# sphinx_gallery_end_ignore
 
 # %%
 # ``retain_grad()`` stores the gradient after the hook
@@ -116,6 +137,26 @@ for order in ["hook first", "retain_grad first"]:
     x_leaf, y_kept = run(order)
     print(f"{order:>17}: y.grad = {y_kept.grad.item()}, x.grad = {x_leaf.grad.item()}")
 
+# sphinx_gallery_start_ignore
+import warnings
+
+# "It then stores the gradient *after* the tensor's hooks have run, whichever was
+# registered first": the halved 24 in both orders, and x.grad is 96 in both
+for order in ["hook first", "retain_grad first"]:
+    x_leaf, y_kept = run(order)
+    assert (y_kept.grad.item(), x_leaf.grad.item()) == (24, 96), order
+# "y is not a leaf, so autograd does not keep y.grad unless asked with y.retain_grad()"
+x_leaf = torch.tensor([2.0], requires_grad=True)
+y_plain, y_kept = x_leaf**2, x_leaf**2
+y_kept.retain_grad()
+(y_plain**3 + y_kept**3).backward()
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")  # torch warns when .grad of a non-leaf is read
+    assert y_plain.grad is None
+assert y_kept.grad.item() == 48
+del y_plain  # (the build's backreference scan would read y_plain.grad, and torch warn)
+# sphinx_gallery_end_ignore
+
 # %%
 # Removing a tensor hook
 # ----------------------
@@ -136,6 +177,12 @@ x.grad = None
 z.backward()
 print("after handle.remove():", x.grad.item())
 
+# sphinx_gallery_start_ignore
+# "After handle.remove() the hook no longer fires, so the next backward pass through the
+# same graph gives the unmodified gradient": 192, not the hooked 96
+assert x.grad.item() == 192, x.grad
+# sphinx_gallery_end_ignore
+
 # %%
 # Which hook methods does a tensor have?
 # --------------------------------------
@@ -151,6 +198,17 @@ for name in ["register_hook", "register_post_accumulate_grad_hook", "register_fu
         f"{name:36} on torch.Tensor: {hasattr(torch.Tensor, name)!s:5}"
         f"  on nn.Module: {hasattr(nn.Module, name)}"
     )
+
+# sphinx_gallery_start_ignore
+# "it is a method of nn.Module"; "Tensors have register_hook and
+# register_post_accumulate_grad_hook, as the table below shows"
+assert hasattr(torch.Tensor, "register_hook")
+assert hasattr(torch.Tensor, "register_post_accumulate_grad_hook")
+assert not hasattr(torch.Tensor, "register_full_backward_hook")
+assert hasattr(nn.Module, "register_full_backward_hook")
+assert not hasattr(nn.Module, "register_hook")
+assert not hasattr(nn.Module, "register_post_accumulate_grad_hook")
+# sphinx_gallery_end_ignore
 
 # %%
 # The two tensor hooks receive different things. ``register_hook`` gets the
@@ -169,6 +227,26 @@ try:
     non_leaf.register_post_accumulate_grad_hook(lambda _tensor: None)
 except RuntimeError as error:
     print(f"RuntimeError: {error}")
+
+# sphinx_gallery_start_ignore
+# "register_hook gets the gradient ... register_post_accumulate_grad_hook gets the tensor
+# itself, after its .grad has been accumulated, and works on leaf tensors only"
+assert w.grad.item() == 5, w.grad
+events = []
+w_check = torch.tensor([3.0], requires_grad=True)
+w_check.register_hook(lambda grad: events.append(("gradient", grad.item())))
+w_check.register_post_accumulate_grad_hook(
+    lambda tensor: events.append(("tensor", tensor is w_check, tensor.grad.item()))
+)
+(w_check * 5).backward()
+assert events == [("gradient", 5), ("tensor", True, 5)], events
+try:
+    (w_check * 2).register_post_accumulate_grad_hook(lambda _tensor: None)
+    message = "no error"
+except RuntimeError as error:
+    message = str(error)
+assert "non-leaf" in message, message
+# sphinx_gallery_end_ignore
 
 # %%
 # The gradient with respect to a layer's output
@@ -201,6 +279,11 @@ forward_handle.remove()
 print("activation shape:", tuple(saved["activation"].shape))
 print("gradient shape:  ", tuple(saved["gradient"].shape))
 
+# sphinx_gallery_start_ignore
+# "registering a tensor hook on that output makes autograd hand us its gradient"
+assert saved["activation"].shape == saved["gradient"].shape == (3, 8)
+# sphinx_gallery_end_ignore
+
 # %%
 # A check: the loss is the sum of ``output @ W.T + b`` of the last layer, so
 # its gradient with respect to the ReLU output is the column sum of ``W`` for
@@ -208,6 +291,21 @@ print("gradient shape:  ", tuple(saved["gradient"].shape))
 
 expected = model[2].weight.sum(dim=0).expand(3, 8)
 print("matches the hand-derived gradient:", torch.allclose(saved["gradient"], expected))
+
+# sphinx_gallery_start_ignore
+# "its gradient with respect to the ReLU output is the column sum of W for every row"
+assert torch.allclose(saved["gradient"], expected)
+# next paragraph: "Written as lambda m, args, out: out.register_hook(...) it would return
+# the handle, and a forward hook that returns something other than None replaces the
+# module's output."
+with torch.random.fork_rng():  # draw no random numbers that the download would not
+    layer = nn.Linear(4, 8)
+    with layer.register_forward_hook(lambda m, args, out: out.register_hook(lambda g: None)):
+        replaced = layer(torch.randn(3, 4))
+assert not isinstance(replaced, torch.Tensor), type(replaced)
+assert hasattr(replaced, "remove"), type(replaced)  # a RemovableHandle took its place
+del layer, replaced
+# sphinx_gallery_end_ignore
 
 # %%
 # The forward hook above is a ``def`` that returns nothing. Written as
@@ -243,66 +341,112 @@ print("matches the hand-derived gradient:", torch.allclose(saved["gradient"], ex
 # 3. Use a forward hook and a tensor hook to record the gradient with respect
 #    to the output of ``model[0]`` (before the ReLU). Which entries are
 #    different from the gradient after the ReLU?
+
+# %%
+# .. rst-class:: solution
 #
-# .. dropdown:: Solutions
+# **Solution 1.** ``x.grad`` is 576: the hook turns dz/dy = 48 into 144, and
+# autograd multiplies that by dy/dx = 4. Whatever factor the hook applies at
+# ``y`` reaches ``x.grad`` unchanged.
+
+
+def triple(grad):
+    print(f"gradient arriving at y: {grad.item()}, tripled: {3 * grad.item()}")
+    return grad * 3
+
+
+x = torch.tensor([2.0], requires_grad=True)
+y = x**2
+y.register_hook(triple)
+(y**3).backward()
+print(f"dy/dx = 2*x = {2 * x.item()}, x.grad = {x.grad.item()}")
+
+# sphinx_gallery_start_ignore
+# "x.grad is 576": 3 * 48 * 4, exact
+assert x.grad.item() == 576 == 3 * 48 * 4, x.grad
+# sphinx_gallery_end_ignore
+
+# %%
+# .. rst-class:: solution
 #
-#    .. code-block:: python
+# **Solution 2.** Yes. Hooks on one tensor run in registration order, each
+# receiving what the previous one returned: halving first gives
+# ``(48 / 2 + 1) * 4``, so ``x.grad`` is 100; adding 1 first gives
+# ``(48 + 1) / 2 * 4``, so 98.
+
+
+def halve(grad):
+    return grad / 2
+
+
+def add_one(grad):
+    return grad + 1
+
+
+results = {}
+for name, first, second in [
+    ("halve, then add 1", halve, add_one),
+    ("add 1, then halve", add_one, halve),
+]:
+    x = torch.tensor([2.0], requires_grad=True)
+    y = x**2
+    y.register_hook(first)
+    y.register_hook(second)
+    (y**3).backward()
+    results[name] = x.grad.item()
+    print(f"{name}: x.grad = {results[name]}")
+
+# sphinx_gallery_start_ignore
+# "halving first gives (48 / 2 + 1) * 4, so x.grad is 100; adding 1 first gives
+# (48 + 1) / 2 * 4, so 98" (exact)
+assert results == {"halve, then add 1": 100, "add 1, then halve": 98}, results
+assert ((48 / 2 + 1) * 4, (48 + 1) / 2 * 4) == (100, 98)
+# sphinx_gallery_end_ignore
+
+# %%
+# .. rst-class:: solution
 #
-#       # 1. the hook triples dz/dy before autograd multiplies it by dy/dx
-#       def triple(grad):
-#           print(f"gradient arriving at y: {grad.item()}, tripled: {3 * grad.item()}")
-#           return grad * 3
-#
-#       x = torch.tensor([2.0], requires_grad=True)
-#       y = x**2
-#       y.register_hook(triple)
-#       (y**3).backward()
-#       print(f"dy/dx = 2*x = {2 * x.item()}, x.grad = {x.grad.item()}")
-#
-#       # 2. two hooks on one tensor, in both registration orders
-#       def halve(grad):
-#           return grad / 2
-#
-#       def add_one(grad):
-#           return grad + 1
-#
-#       for name, first, second in [("halve, then add 1", halve, add_one),
-#                                   ("add 1, then halve", add_one, halve)]:
-#           x = torch.tensor([2.0], requires_grad=True)
-#           y = x**2
-#           y.register_hook(first)
-#           y.register_hook(second)
-#           (y**3).backward()
-#           print(f"{name}: x.grad = {x.grad.item()}")
-#
-#       # 3. the gradient before the ReLU, next to the one after it
-#       grads = {}
-#
-#       def save_pre_relu_gradient(module, args, output):
-#           output.register_hook(lambda grad: grads.update(pre_relu=grad))
-#
-#       handle = model[0].register_forward_hook(save_pre_relu_gradient)
-#       model(inputs).sum().backward()
-#       handle.remove()
-#       active = model[1](model[0](inputs)) > 0
-#       differ = grads["pre_relu"] != saved["gradient"]
-#       print("equal where the ReLU is active:",
-#             torch.equal(grads["pre_relu"][active], saved["gradient"][active]))
-#       print("zero before the ReLU where it is inactive:",
-#             bool((grads["pre_relu"][~active] == 0).all()))
-#       print(f"entries that differ: {int(differ.sum())} of {differ.numel()},"
-#             f" inactive entries: {int((~active).sum())}")
-#
-#    **Answers**
-#
-#    1. ``x.grad`` is 576: the hook turns dz/dy = 48 into 144, and autograd
-#       multiplies that by dy/dx = 4. Whatever factor the hook applies at
-#       ``y`` reaches ``x.grad`` unchanged.
-#    2. Yes. Hooks on one tensor run in registration order, each receiving
-#       what the previous one returned: halving first gives
-#       ``(48 / 2 + 1) * 4``, so ``x.grad`` is 100; adding 1 first gives
-#       ``(48 + 1) / 2 * 4``, so 98.
-#    3. The two gradients are equal where the ReLU is active and differ
-#       exactly where its output is zero (14 of 24 entries here): there the
-#       ReLU passes no gradient back, so the gradient before it is zero, while
-#       the gradient after it is not.
+# **Solution 3.** The two gradients are equal where the ReLU is active and
+# differ exactly where its output is zero (14 of 24 entries here): there the
+# ReLU passes no gradient back, so the gradient before it is zero, while the
+# gradient after it is not.
+
+grads = {}
+
+
+def save_pre_relu_gradient(module, args, output):
+    output.register_hook(lambda grad: grads.update(pre_relu=grad))
+
+
+handle = model[0].register_forward_hook(save_pre_relu_gradient)
+model(inputs).sum().backward()
+handle.remove()
+active = model[1](model[0](inputs)) > 0
+differ = grads["pre_relu"] != saved["gradient"]
+print(
+    "equal where the ReLU is active:",
+    torch.equal(grads["pre_relu"][active], saved["gradient"][active]),
+)
+print("zero before the ReLU where it is inactive:", bool((grads["pre_relu"][~active] == 0).all()))
+print(
+    f"entries that differ: {int(differ.sum())} of {differ.numel()},"
+    f" inactive entries: {int((~active).sum())}"
+)
+
+# sphinx_gallery_start_ignore
+# "equal where the ReLU is active and differ exactly where its output is zero"; "the
+# gradient before it is zero, while the gradient after it is not"
+assert torch.equal(grads["pre_relu"][active], saved["gradient"][active])
+assert bool((grads["pre_relu"][~active] == 0).all())
+assert bool((saved["gradient"][~active] != 0).all())
+assert torch.equal(differ, ~active)
+# "(14 of 24 entries here)": a count of signs of the seeded model's pre-activations
+# (a 3 x 8 output); every input to the ReLU is at least 1e-3 away from 0 (0.0064 in the
+# builds so far), thousands of times the rounding differences between machines
+assert (int(differ.sum()), differ.numel()) == (14, 24), int(differ.sum())
+with torch.no_grad():
+    assert model[0](inputs).abs().min() > 1e-3
+from page_checks import assert_no_hooks_left  # docs/_ext: the build's check
+
+assert_no_hooks_left(globals())
+# sphinx_gallery_end_ignore

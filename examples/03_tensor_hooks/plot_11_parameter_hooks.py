@@ -44,6 +44,8 @@ hooks.
 # receives the tensor itself, *after* the addition. With two ``backward()``
 # calls (gradient accumulation) the difference shows.
 
+import math
+
 import matplotlib.pyplot as plt
 import torch
 from torch import nn
@@ -57,6 +59,20 @@ weight.register_post_accumulate_grad_hook(
 for factor in [3.0, 5.0]:
     print(f"backward of {factor} * weight:")
     (factor * weight).sum().backward()
+
+# sphinx_gallery_start_ignore
+# "register_hook receives the gradient that one backward pass computed ... before it is
+# added to .grad. register_post_accumulate_grad_hook receives the tensor itself, after the
+# addition": 3 then 5 against 3 then 8 (exact)
+seen = []
+param = nn.Parameter(torch.tensor([1.0]))
+param.register_hook(lambda grad: seen.append(("new", grad.item())))
+param.register_post_accumulate_grad_hook(lambda p: seen.append(("grad", p is param, p.grad.item())))
+for factor in [3.0, 5.0]:
+    (factor * param).sum().backward()
+assert seen == [("new", 3), ("grad", True, 3), ("new", 5), ("grad", True, 8)], seen
+assert weight.grad.item() == 8, weight.grad
+# sphinx_gallery_end_ignore
 
 # %%
 # The post-accumulate hook runs only for leaf tensors (parameters are
@@ -96,6 +112,17 @@ loss_fn = nn.MSELoss()
 loss_fn(model(inputs), targets).backward()
 print("no clipping:    ", gradient_norms(model))
 
+# sphinx_gallery_start_ignore
+# "large, whose weight gradient is far larger than the others, because its input is scaled
+# by 100": both layers get the same output gradient, so large's weight gradient is 100
+# times small's (up to float32 rounding: rel_tol 1e-4)
+plain_norms = {name: p.grad.norm().item() for name, p in model.named_parameters()}
+assert plain_norms["large.weight"] > 50 * max(
+    v for k, v in plain_norms.items() if k != "large.weight"
+), plain_norms
+assert math.isclose(plain_norms["large.weight"] / plain_norms["small.weight"], 100, rel_tol=1e-4)
+# sphinx_gallery_end_ignore
+
 # %%
 # Now a hook on each parameter rescales its gradient so that its norm is at
 # most 50:
@@ -117,6 +144,16 @@ print("per parameter:  ", per_parameter)
 for handle in handles:
     handle.remove()
 
+# sphinx_gallery_start_ignore
+# "rescales its gradient so that its norm is at most 50"; next cell: "only large.weight
+# was shrunk, the other gradients kept their size" (the same backward pass: equal values)
+clipped_norms = {name: p.grad.norm().item() for name, p in model.named_parameters()}
+assert math.isclose(clipped_norms["large.weight"], max_norm, rel_tol=1e-5), clipped_norms
+for name, value in clipped_norms.items():
+    if name != "large.weight":
+        assert value == plain_norms[name], name
+# sphinx_gallery_end_ignore
+
 # %%
 # ``torch.nn.utils.clip_grad_norm_`` works differently. It runs *after*
 # ``backward()``, computes one norm over all gradients together, and scales
@@ -130,6 +167,19 @@ print(f"global norm before clipping: {total_norm.item():.3f}")
 print("global clipping:", global_clip)
 overall = sum(v**2 for v in global_clip.values()) ** 0.5
 print(f"global norm after clipping: {overall:.3f}")
+
+# sphinx_gallery_start_ignore
+# "computes one norm over all gradients together, and scales every gradient by the same
+# factor when that global norm is too large"; next cell: "the other gradients, which were
+# below the bound, shrink too" (rel_tol 1e-4: float32 rounding of norms near 5000)
+assert total_norm.item() > max_norm
+factor = max_norm / total_norm.item()
+for name, p in model.named_parameters():
+    assert math.isclose(p.grad.norm().item(), plain_norms[name] * factor, rel_tol=1e-4), name
+    assert p.grad.norm().item() < plain_norms[name], name
+after = torch.stack([p.grad.norm() for p in model.parameters()]).norm().item()
+assert math.isclose(after, max_norm, rel_tol=1e-4), after
+# sphinx_gallery_end_ignore
 
 # %%
 # The outputs above show the trade-off. Per-parameter clipping bounds each
@@ -169,6 +219,12 @@ loss.backward()  # the parameters are updated during this call
 print("first-layer weights changed by backward():", not torch.equal(before, model[0].weight))
 print("gradients left after backward():", [p.grad for p in model.parameters()])
 
+# sphinx_gallery_start_ignore
+# "the optimizer step can happen there too, and the gradient can be freed at once"
+assert not torch.equal(before, model[0].weight)
+assert all(p.grad is None for p in model.parameters())
+# sphinx_gallery_end_ignore
+
 # %%
 # The same step done the usual way, with one optimizer after ``backward()``,
 # gives the same weights:
@@ -180,6 +236,12 @@ same = all(
     torch.allclose(a, b) for a, b in zip(model.parameters(), reference.parameters(), strict=True)
 )
 print("same weights as optimizer.step() after backward():", same)
+
+# sphinx_gallery_start_ignore
+# "The same step done the usual way ... gives the same weights" (allclose: the two
+# updates may round differently in the last bit)
+assert same
+# sphinx_gallery_end_ignore
 
 # %%
 # A few more steps: the loss falls although the training loop never calls an
@@ -193,6 +255,12 @@ for _ in range(30):
 for handle in handles:
     handle.remove()
 print(f"loss at step 1: {losses[0]:.4f}, at step 30: {losses[-1]:.4f}")
+
+# sphinx_gallery_start_ignore
+# "the loss falls although the training loop never calls an optimizer itself" (0.97 from
+# 1.29 in the builds so far: a fall of 0.1 leaves room for any machine's rounding)
+assert losses[-1] < losses[0] - 0.1, losses
+# sphinx_gallery_end_ignore
 
 fig, ax = plt.subplots(figsize=(5, 3))
 ax.plot(range(1, len(losses) + 1), losses, marker="o", markersize=3)
@@ -238,6 +306,21 @@ clipped = gradient_norms(model)
 print("clip_gradients(max_norm=50):", clipped)
 print("matches the hand-written hook:", clipped == per_parameter)
 
+# sphinx_gallery_start_ignore
+# "scale_gradients uses register_hook (it scales each new contribution)": large's
+# gradients are 0.1 times the plain ones (to the printed 3 decimals), small's unchanged
+for name in ["large.weight", "large.bias"]:
+    assert math.isclose(scaled[name], plain[name] * 0.1, abs_tol=1e-3), name
+for name in ["small.weight", "small.bias"]:
+    assert scaled[name] == plain[name], name
+# "the hooks are removed when the block ends": one hook per parameter inside, none after
+with ht.clip_gradients(model, max_norm=50.0):
+    assert ht.count_hooks(model).total == 4
+assert ht.count_hooks(model).total == 0
+# clip_gradients "bounds the accumulated .grad, per parameter", as the hand-written hook
+assert clipped == per_parameter
+# sphinx_gallery_end_ignore
+
 # %%
 # A zero gradient does not freeze a layer
 # ---------------------------------------
@@ -281,11 +364,36 @@ optimizer_makers = {
     "SGD, weight_decay=0.1": lambda params: torch.optim.SGD(params, lr=0.05, weight_decay=0.1),
     "Adam": lambda params: torch.optim.Adam(params, lr=0.05),
 }
+changes = {}
 print(f"{'optimizer':22} {'scale_gradients(0.0)':>21} {'requires_grad_(False)':>22}")
 for name, make_optimizer in optimizer_makers.items():
     zero_gradient = weight_change_while_frozen(make_optimizer, "zero gradient")
     no_gradient = weight_change_while_frozen(make_optimizer, "requires_grad_(False)")
+    changes[name] = (zero_gradient, no_gradient)
     print(f"{name:22} {zero_gradient:21.4f} {no_gradient:22.4f}")
+
+# sphinx_gallery_start_ignore
+# "With a zero gradient only plain SGD leaves the layer where it was"; "the right-hand
+# column, where nothing moves"; summary: "weight decay, momentum and Adam still move it"
+# (above 0.001: 0.0119 is the smallest in the builds so far)
+assert changes["SGD"] == (0.0, 0.0), changes["SGD"]
+for name in ["SGD, momentum=0.9", "SGD, weight_decay=0.1", "Adam"]:
+    assert changes[name][0] > 0.001, (name, changes[name])
+    assert changes[name][1] == 0.0, (name, changes[name])
+# next paragraph: "optimizer.zero_grad() sets .grad to None by default, and optimizers skip
+# parameters whose .grad is None", even with momentum and weight decay
+with torch.random.fork_rng():  # draw no random numbers that the download would not
+    layer = nn.Linear(2, 2)
+    layer_optimizer = torch.optim.SGD(layer.parameters(), lr=0.1, momentum=0.9, weight_decay=0.1)
+    layer(torch.randn(3, 2)).sum().backward()
+    layer_optimizer.step()
+    layer_optimizer.zero_grad()
+    assert all(p.grad is None for p in layer.parameters())
+    kept = [p.detach().clone() for p in layer.parameters()]
+    layer_optimizer.step()
+    assert all(torch.equal(a, p) for a, p in zip(kept, layer.parameters(), strict=True))
+del layer, layer_optimizer, kept
+# sphinx_gallery_end_ignore
 
 # %%
 # With a zero gradient only plain SGD leaves the layer where it was. To freeze
@@ -325,6 +433,12 @@ for _ in range(3):
 pre_handle.remove()
 post_handle.remove()
 
+# sphinx_gallery_start_ignore
+# "A post hook is a good place to log something after every update": the pre-hook counted
+# three steps and the post hook printed after each
+assert step_count["steps"] == 3
+# sphinx_gallery_end_ignore
+
 # %%
 # Summary
 # -------
@@ -356,64 +470,92 @@ post_handle.remove()
 #    afterwards? Does an SGD step with ``weight_decay=0.1`` then leave
 #    ``small`` unchanged?
 # 3. Use an optimizer step pre-hook to halve the learning rate every 10 steps.
+
+# %%
+# .. rst-class:: solution
 #
-# .. dropdown:: Solutions
+# **Solution 1.** The two give the same gradients (``True``), none of whose
+# entries is larger than 0.5 in size. This clips each entry on its own, so
+# unlike the norm clipping above it can change a gradient's direction.
+
+
+def clamp_elements(param):
+    param.grad.clamp_(-0.5, 0.5)
+
+
+model = TwoScales()
+handles = [p.register_post_accumulate_grad_hook(clamp_elements) for p in model.parameters()]
+loss_fn(model(inputs), targets).backward()
+by_hand = [p.grad.clone() for p in model.parameters()]
+for handle in handles:
+    handle.remove()
+model.zero_grad()
+with ht.clip_gradients(model, max_value=0.5):
+    loss_fn(model(inputs), targets).backward()
+same = all(torch.equal(a, p.grad) for a, p in zip(by_hand, model.parameters(), strict=True))
+print("same gradients:", same)
+largest = max(p.grad.abs().max().item() for p in model.parameters())
+print("largest gradient entry:", largest)
+
+# sphinx_gallery_start_ignore
+# "the same gradients (True), none of whose entries is larger than 0.5 in size"
+assert same
+assert largest == 0.5, largest  # some entries were clipped, to exactly 0.5
+# sphinx_gallery_end_ignore
+
+# %%
+# .. rst-class:: solution
 #
-#    .. code-block:: python
+# **Solution 2.** ``.grad`` is all zeros (``True``), but the SGD step still
+# moves ``small.weight``: weight decay adds ``weight_decay * weight`` to the
+# zero gradient, so each weight shrinks by ``lr * weight_decay = 0.01`` of its
+# value, and the largest change is that share of the largest weight, as the
+# last line shows. A zero gradient does not freeze a layer.
+
+model.zero_grad()
+with ht.scale_gradients(model, 0.0, layers="small"):
+    loss_fn(model(inputs), targets).backward()
+print("small.weight.grad all zero:", bool((model.small.weight.grad == 0).all()))
+before = model.small.weight.detach().clone()
+torch.optim.SGD(model.parameters(), lr=0.1, weight_decay=0.1).step()
+change = (model.small.weight - before).abs().max().item()
+print(f"largest change of small.weight: {change:.4f} = 0.1 * 0.1 * {before.abs().max().item():.4f}")
+
+# sphinx_gallery_start_ignore
+# "each weight shrinks by lr * weight_decay = 0.01 of its value" (rel_tol 1e-3: float32
+# rounding of a difference of nearby weights)
+assert bool((model.small.weight.grad == 0).all())
+assert change > 0
+assert torch.allclose(model.small.weight, 0.99 * before, rtol=1e-5, atol=1e-7)
+assert math.isclose(change, 0.01 * before.abs().max().item(), rel_tol=1e-3), change
+# sphinx_gallery_end_ignore
+
+# %%
+# .. rst-class:: solution
 #
-#       # 1. a hand-written element-wise clip against the library's
-#       def clamp_elements(param):
-#           param.grad.clamp_(-0.5, 0.5)
-#
-#       model = TwoScales()
-#       handles = [p.register_post_accumulate_grad_hook(clamp_elements)
-#                  for p in model.parameters()]
-#       loss_fn(model(inputs), targets).backward()
-#       by_hand = [p.grad.clone() for p in model.parameters()]
-#       for handle in handles:
-#           handle.remove()
-#       model.zero_grad()
-#       with ht.clip_gradients(model, max_value=0.5):
-#           loss_fn(model(inputs), targets).backward()
-#       same = all(torch.equal(a, p.grad) for a, p in zip(by_hand, model.parameters()))
-#       print("same gradients:", same)
-#       largest = max(p.grad.abs().max().item() for p in model.parameters())
-#       print("largest gradient entry:", largest)
-#
-#       # 2. a zero gradient, then an SGD step with weight decay
-#       model.zero_grad()
-#       with ht.scale_gradients(model, 0.0, layers="small"):
-#           loss_fn(model(inputs), targets).backward()
-#       print("small.weight.grad all zero:", bool((model.small.weight.grad == 0).all()))
-#       before = model.small.weight.detach().clone()
-#       torch.optim.SGD(model.parameters(), lr=0.1, weight_decay=0.1).step()
-#       change = (model.small.weight - before).abs().max().item()
-#       print(f"largest change of small.weight: {change:.4f}"
-#             f" = 0.1 * 0.1 * {before.abs().max().item():.4f}")
-#
-#       # 3. the pre-hook runs before each step, so it can set that step's rate
-#       def halve_every_10(optimizer, args, kwargs):
-#           halve_every_10.calls += 1
-#           if halve_every_10.calls % 10 == 0:
-#               for group in optimizer.param_groups:
-#                   group["lr"] /= 2
-#               print(f"step {halve_every_10.calls}: lr = {optimizer.param_groups[0]['lr']}")
-#
-#       halve_every_10.calls = 0
-#       with optimizer.register_step_pre_hook(halve_every_10):
-#           for _ in range(20):
-#               optimizer.step()
-#
-#    **Answers**
-#
-#    1. The two give the same gradients (``True``), none of whose entries
-#       is larger than 0.5 in size. This clips each entry on its own, so
-#       unlike the norm clipping above it can change a gradient's direction.
-#    2. ``.grad`` is all zeros (``True``), but the SGD step still moves
-#       ``small.weight``, by up to 0.0050: weight decay adds
-#       ``weight_decay * weight`` to the zero gradient, so each weight shrinks
-#       by ``lr * weight_decay = 0.01`` of its value. A zero gradient does not
-#       freeze a layer.
-#    3. The learning rate is halved in the pre-hooks of the 10th and the 20th
-#       step, from ``lr=0.1`` to 0.05, then 0.025; since a pre-hook runs
-#       before its step, those two steps already use the new rate.
+# **Solution 3.** The learning rate is halved in the pre-hooks of the 10th and
+# the 20th step, from ``lr=0.1`` to 0.05, then 0.025; since a pre-hook runs
+# before its step, those two steps already use the new rate.
+
+
+def halve_every_10(optimizer, args, kwargs):
+    halve_every_10.calls += 1
+    if halve_every_10.calls % 10 == 0:
+        for group in optimizer.param_groups:
+            group["lr"] /= 2
+        print(f"step {halve_every_10.calls}: lr = {optimizer.param_groups[0]['lr']}")
+
+
+halve_every_10.calls = 0
+with optimizer.register_step_pre_hook(halve_every_10):
+    for _ in range(20):
+        optimizer.step()
+
+# sphinx_gallery_start_ignore
+# "halved in the pre-hooks of the 10th and the 20th step ... to 0.05, then 0.025"
+assert halve_every_10.calls == 20
+assert optimizer.param_groups[0]["lr"] == 0.025
+from page_checks import assert_no_hooks_left  # docs/_ext: the build's check
+
+assert_no_hooks_left(globals())
+# sphinx_gallery_end_ignore

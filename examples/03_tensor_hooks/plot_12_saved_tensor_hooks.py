@@ -66,6 +66,22 @@ print("backward pass:")
 y.sum().backward()
 print("x.grad equals cos(x):", torch.allclose(x.grad, torch.cos(x.detach())))
 
+# sphinx_gallery_start_ignore
+# "the backward pass needs x again. Autograd stores it when the forward pass runs"; "The
+# unpack hook runs later, during backward(), even though the block has ended"
+assert torch.allclose(x.grad, torch.cos(x.detach()))
+events = []
+x_check = torch.linspace(0, 1, 5, requires_grad=True)
+with torch.autograd.graph.saved_tensors_hooks(
+    lambda t: events.append(("pack", t is x_check)) or t,
+    lambda t: events.append(("unpack", t is x_check)) or t,
+):
+    y_check = torch.sin(x_check)
+    events.append("block ended")
+y_check.sum().backward()
+assert events == [("pack", True), "block ended", ("unpack", True)], events
+# sphinx_gallery_end_ignore
+
 # %%
 # The hooks apply to tensors saved *inside* the ``with`` block. The unpack
 # hook runs later, during ``backward()``, even though the block has ended.
@@ -109,6 +125,18 @@ for i, tensor in enumerate(packed):
     nbytes = tensor.numel() * tensor.element_size()
     print(f"{i:>2}  {tuple(tensor.shape)!s:12} {tensor.dtype!s:14} {nbytes:>7}  {note}")
 
+# sphinx_gallery_start_ignore
+# next cell: "The pack hook was called once per *save*, not once per tensor. The output of
+# each ReLU is saved twice ... The weights appear as transposed views of the parameters,
+# and the first layer saves the input batch itself"
+assert len(packed) == 11
+repeats = [tuple(t.shape) for i, t in enumerate(packed) if any(u is t for u in packed[:i])]
+assert repeats.count((128, 512)) == 2, repeats  # the two ReLU outputs, saved twice each
+views = [tuple(t.shape) for t in packed if t.untyped_storage().data_ptr() in parameter_storages]
+assert views == [(512, 512), (512, 10)], views  # Linear(512, 10).weight is (10, 512)
+assert packed[0] is inputs
+# sphinx_gallery_end_ignore
+
 # %%
 # The pack hook was called once per *save*, not once per tensor. The output
 # of each ReLU is saved twice: by the ReLU (its gradient depends on where the
@@ -136,6 +164,15 @@ naive_sum = sum(t.numel() * t.element_size() for t in packed)
 default_bytes = bytes_added(packed, held_elsewhere)
 print(f"pack calls: {len(packed)}, sum of their sizes: {naive_sum} bytes")
 print(f"bytes the graph adds (distinct storages, not parameters or batch): {default_bytes}")
+
+# sphinx_gallery_start_ignore
+# "the bytes of the distinct storages of the saved tensors, leaving out the parameters and
+# the batch": the rows of the table with no note
+first_saves = [t for i, t in enumerate(packed) if not any(u is t for u in packed[:i])]
+own = [t for t in first_saves if t.untyped_storage().data_ptr() not in held_elsewhere]
+assert default_bytes == sum(t.numel() * t.element_size() for t in own), default_bytes
+assert default_bytes < naive_sum
+# sphinx_gallery_end_ignore
 packed.clear()  # drop our extra references
 
 # %%
@@ -170,6 +207,17 @@ on_cpu = parameter_gradients(save_on_cpu())
 print(
     "gradients identical:", all(torch.equal(a, b) for a, b in zip(reference, on_cpu, strict=True))
 )
+
+# sphinx_gallery_start_ignore
+# "save_on_cpu() is a subclass of saved_tensors_hooks"; "This page runs on a CPU, where the
+# tensors already are in CPU memory: tensor.cpu() returns the tensor itself, so nothing
+# moves and the gradients are identical" (the page's tensors are on the CPU even on a
+# machine with a GPU)
+assert issubclass(save_on_cpu, saved_tensors_hooks)
+assert inputs.device.type == "cpu"
+assert inputs.cpu() is inputs
+assert all(torch.equal(a, b) for a, b in zip(reference, on_cpu, strict=True))
+# sphinx_gallery_end_ignore
 
 # %%
 # Storing saved tensors in float16
@@ -227,6 +275,15 @@ print(
     f"  ratio {batch_too_bytes / default_bytes:.3f}"
 )
 
+# sphinx_gallery_start_ignore
+# next cell: "float16 storage halves the memory the graph adds (ratio 0.500)" (byte counts
+# from shapes and dtypes: exact); "Compressing the batch as well does worse, not better:
+# the caller still holds the float32 batch, so its float16 copy is extra memory"
+assert f"{float16_bytes / default_bytes:.3f}" == "0.500", float16_bytes / default_bytes
+assert batch_too_bytes > float16_bytes
+assert batch_too_bytes - float16_bytes == inputs.numel() * 2  # the float16 copy of the batch
+# sphinx_gallery_end_ignore
+
 # %%
 # Measured the same way on both sides, float16 storage halves the memory the
 # graph adds (ratio 0.500). Compressing the batch as well does worse, not
@@ -243,6 +300,19 @@ for name, exact, approx in zip(names, reference, compressed, strict=True):
     error = ((approx - exact).norm() / exact.norm()).item()
     errors.append(error)
     print(f"{name:9} relative gradient error: {error:.2e}")
+
+# sphinx_gallery_start_ignore
+# summary: "gave relative gradient errors below 0.001" (at most 2.7e-04 in the builds so
+# far: float16 keeps 11 significant bits, a relative rounding error of at most 2 ** -11)
+assert len(errors) == 6
+assert all(0 < error < 0.001 for error in errors), errors
+# "The forward pass is unchanged (it used the original tensors)"
+plain_output = model(inputs)
+with make_float16_hooks(held_elsewhere, []):
+    hooked_output = model(inputs)
+assert torch.equal(plain_output, hooked_output)
+del plain_output, hooked_output
+# sphinx_gallery_end_ignore
 
 # %%
 # A figure of the two measurements: memory on the left, gradient error per
@@ -290,90 +360,130 @@ plt.show()
 #    instead, and compare their gradient error with float16.
 # 3. Remove the cache from ``make_float16_hooks`` and measure the bytes the
 #    graph adds again. Why do they grow?
+
+# %%
+# .. rst-class:: solution
 #
-# .. dropdown:: Solutions
+# **Solution 1.** Yes, here they are equal: ``{'pack': 11, 'unpack': 11}``.
+# The backward pass unpacks every tensor that this graph saved, once; a tensor
+# saved twice (a ReLU output) is also unpacked twice.
+
+counts = {"pack": 0, "unpack": 0}
+
+
+def counting_pack(t):
+    counts["pack"] += 1
+    return t
+
+
+def counting_unpack(t):
+    counts["unpack"] += 1
+    return t
+
+
+parameter_gradients(saved_tensors_hooks(counting_pack, counting_unpack))
+print(counts)
+
+# sphinx_gallery_start_ignore
+# "Yes, here they are equal: {'pack': 11, 'unpack': 11}"
+assert counts == {"pack": 11, "unpack": 11}, counts
+# sphinx_gallery_end_ignore
+
+# %%
+# .. rst-class:: solution
 #
-#    .. code-block:: python
+# **Solution 2.** bfloat16's relative errors are about 8 times float16's,
+# with the same tensors compressed on both sides. bfloat16 keeps float32's
+# range but has 8 significant bits against float16's 11, so it rounds to steps
+# ``2 ** 3`` = 8 times coarser. (The cache changes only memory: the float16
+# errors are the page's, ``True``.)
+
+import math
+
+
+# the same rule as make_float16_hooks (parameters and batch left alone), for any dtype;
+# without the cache, which changes only memory
+def low_precision_hooks(dtype):
+    def pack(tensor):
+        storage = tensor.untyped_storage().data_ptr()
+        if tensor.dtype != torch.float32 or storage in held_elsewhere:
+            return tensor, None
+        return tensor.to(dtype), torch.float32
+
+    def unpack(stored):
+        tensor, original_dtype = stored
+        return tensor if original_dtype is None else tensor.to(original_dtype)
+
+    return saved_tensors_hooks(pack, unpack)
+
+
+def relative_errors(gradients):
+    return [
+        ((g - exact).norm() / exact.norm()).item()
+        for g, exact in zip(gradients, reference, strict=True)
+    ]
+
+
+float16_errors = relative_errors(parameter_gradients(low_precision_hooks(torch.float16)))
+bfloat16_errors = relative_errors(parameter_gradients(low_precision_hooks(torch.bfloat16)))
+print("same float16 errors as the page:", float16_errors == errors)
+ratios = [b / f for b, f in zip(bfloat16_errors, float16_errors, strict=True)]
+print(f"bfloat16 errors: {min(bfloat16_errors):.2e} to {max(bfloat16_errors):.2e}")
+print(f"bfloat16 / float16: {min(ratios):.1f} to {max(ratios):.1f} times")
+# eps, the gap after 1.0, is 2 ** (1 - significant bits)
+bits = {
+    dtype: 1 - round(math.log2(torch.finfo(dtype).eps)) for dtype in (torch.bfloat16, torch.float16)
+}
+print("significant bits: bfloat16", bits[torch.bfloat16], "float16", bits[torch.float16])
+print("steps coarser by 2 ** (11 - 8) =", 2 ** (bits[torch.float16] - bits[torch.bfloat16]))
+
+# sphinx_gallery_start_ignore
+# "about 8 times float16's": every ratio within a factor 1.5 of 8 (7.6 to 8.9 in the
+# builds so far; each error averages the rounding of many thousand values)
+assert all(8 / 1.5 < ratio < 8 * 1.5 for ratio in ratios), ratios
+# "8 significant bits against float16's 11"; "the float16 errors are the page's, True"
+assert (bits[torch.bfloat16], bits[torch.float16]) == (8, 11)
+assert float16_errors == errors
+# sphinx_gallery_end_ignore
+
+# %%
+# .. rst-class:: solution
 #
-#       import math
-#
-#       # 1. count the calls of each hook over one forward and backward pass
-#       counts = {"pack": 0, "unpack": 0}
-#
-#       def counting_pack(t):
-#           counts["pack"] += 1
-#           return t
-#
-#       def counting_unpack(t):
-#           counts["unpack"] += 1
-#           return t
-#
-#       parameter_gradients(saved_tensors_hooks(counting_pack, counting_unpack))
-#       print(counts)
-#
-#       # 2. the same rule as make_float16_hooks (parameters and batch left
-#       #    alone), for any dtype; without the cache, which changes only memory
-#       def low_precision_hooks(dtype):
-#           def pack(tensor):
-#               storage = tensor.untyped_storage().data_ptr()
-#               if tensor.dtype != torch.float32 or storage in held_elsewhere:
-#                   return tensor, None
-#               return tensor.to(dtype), torch.float32
-#
-#           def unpack(stored):
-#               tensor, original_dtype = stored
-#               return tensor if original_dtype is None else tensor.to(original_dtype)
-#
-#           return saved_tensors_hooks(pack, unpack)
-#
-#       def relative_errors(gradients):
-#           return [((g - exact).norm() / exact.norm()).item()
-#                   for g, exact in zip(gradients, reference)]
-#
-#       float16_errors = relative_errors(parameter_gradients(low_precision_hooks(torch.float16)))
-#       bfloat16_errors = relative_errors(parameter_gradients(low_precision_hooks(torch.bfloat16)))
-#       print("same float16 errors as the page:", float16_errors == errors)
-#       ratios = [b / f for b, f in zip(bfloat16_errors, float16_errors)]
-#       print(f"bfloat16 errors: {min(bfloat16_errors):.2e} to {max(bfloat16_errors):.2e}")
-#       print(f"bfloat16 / float16: {min(ratios):.1f} to {max(ratios):.1f} times")
-#       # eps, the gap after 1.0, is 2 ** (1 - significant bits)
-#       bits = {dtype: 1 - round(math.log2(torch.finfo(dtype).eps))
-#               for dtype in (torch.bfloat16, torch.float16)}
-#       print("significant bits: bfloat16", bits[torch.bfloat16], "float16", bits[torch.float16])
-#
-#       # 3. make_float16_hooks without its cache
-#       def make_float16_hooks_without_cache(skip_storages, stored_log):
-#           def pack_float16(tensor):
-#               if (tensor.dtype != torch.float32
-#                       or tensor.untyped_storage().data_ptr() in skip_storages):
-#                   stored = (tensor, None)
-#               else:
-#                   stored = (tensor.to(torch.float16), torch.float32)
-#               stored_log.append(stored[0])
-#               return stored
-#
-#           def unpack_float16(stored):
-#               tensor, original_dtype = stored
-#               return tensor if original_dtype is None else tensor.to(original_dtype)
-#
-#           return saved_tensors_hooks(pack_float16, unpack_float16)
-#
-#       log = []
-#       parameter_gradients(make_float16_hooks_without_cache(held_elsewhere, log))
-#       print(f"without the cache: {bytes_added(log, held_elsewhere)} bytes;"
-#             f" float32: {default_bytes}; float16 with the cache: {float16_bytes}")
-#
-#    **Answers**
-#
-#    1. Yes, here they are equal: ``{'pack': 11, 'unpack': 11}``. The
-#       backward pass unpacks every tensor that this graph saved, once; a
-#       tensor saved twice (a ReLU output) is also unpacked twice.
-#    2. bfloat16's relative errors are 1.40e-03 to 2.21e-03, 7.6 to 8.9 times
-#       float16's, with the same tensors compressed on both sides. bfloat16
-#       keeps float32's range but has 8 significant bits against float16's 11,
-#       so it rounds to steps ``2 ** 3`` = 8 times coarser. (The cache changes
-#       only memory: the float16 errors are the page's, ``True``.)
-#    3. Without the cache the graph adds 529410 bytes, about the 529412 of
-#       float32, against 264706 with the cache: each tensor saved twice (the
-#       "same tensor as" rows of the table) becomes two float16 copies, which
-#       together are as large as the one float32 tensor, so the saving is gone.
+# **Solution 3.** Without the cache the graph adds 529410 bytes, about the
+# 529412 of float32, against 264706 with the cache: each tensor saved twice
+# (the "same tensor as" rows of the table) becomes two float16 copies, which
+# together are as large as the one float32 tensor, so the saving is gone.
+
+
+def make_float16_hooks_without_cache(skip_storages, stored_log):
+    def pack_float16(tensor):
+        if tensor.dtype != torch.float32 or tensor.untyped_storage().data_ptr() in skip_storages:
+            stored = (tensor, None)
+        else:
+            stored = (tensor.to(torch.float16), torch.float32)
+        stored_log.append(stored[0])
+        return stored
+
+    def unpack_float16(stored):
+        tensor, original_dtype = stored
+        return tensor if original_dtype is None else tensor.to(original_dtype)
+
+    return saved_tensors_hooks(pack_float16, unpack_float16)
+
+
+log = []
+parameter_gradients(make_float16_hooks_without_cache(held_elsewhere, log))
+without_cache_bytes = bytes_added(log, held_elsewhere)
+print(
+    f"without the cache: {without_cache_bytes} bytes;"
+    f" float32: {default_bytes}; float16 with the cache: {float16_bytes}"
+)
+
+# sphinx_gallery_start_ignore
+# "529410 bytes, about the 529412 of float32, against 264706 with the cache": byte counts
+# of the shapes and dtypes autograd saves, the same on every machine
+assert (without_cache_bytes, default_bytes, float16_bytes) == (529410, 529412, 264706)
+from page_checks import assert_no_hooks_left  # docs/_ext: the build's check
+
+assert_no_hooks_left(globals())
+# sphinx_gallery_end_ignore

@@ -67,6 +67,26 @@ inputs = torch.randn(5, 8)
 output = model(inputs)
 print("NaN values in the final output:", torch.isnan(output).sum().item(), "of", output.numel())
 
+# sphinx_gallery_start_ignore
+# "a Tanh, which is negative about half of the time" (0.3 to 0.7 of the 80 values:
+# 34 of 80 in the builds so far); "The final output is NaN everywhere"
+with torch.no_grad():
+    negative = (model.act(model.fc1(inputs)) < 0).float().mean().item()
+assert 0.3 < negative < 0.7, negative
+assert torch.isnan(output).all()
+
+
+def raised(function, exception):
+    """The exception of type ``exception`` that ``function()`` raised, else None."""
+    try:
+        function()
+    except exception as error:
+        return error
+    return None
+
+
+# sphinx_gallery_end_ignore
+
 # %%
 # Finding the first module with non-finite output
 # -----------------------------------------------
@@ -100,6 +120,23 @@ print("all reports, in order:")
 for report in reports:
     print("  ", report)
 
+# sphinx_gallery_start_ignore
+# "the first report names the module where the NaN appeared; every module after it only
+# passes the NaN on"
+assert [report.split()[0] for report in reports] == ["log", "fc2"], reports
+# next cell: "a lambda defined in the loop would see only the last name"
+seen_names = []
+lambda_handles = [
+    m.register_forward_hook(lambda module, args, output: seen_names.append(name))
+    for name, m in model.named_modules()
+    if name
+]
+model(inputs)
+for handle in lambda_handles:
+    handle.remove()
+assert seen_names == ["fc2"] * 4, seen_names
+# sphinx_gallery_end_ignore
+
 # %%
 # The hook is built by ``check_output(name)`` so that each hook remembers its
 # own module name: a ``lambda`` defined in the loop would see only the last
@@ -122,6 +159,21 @@ except ht.AnomalyError as error:
     print(f"AnomalyError: {error}")
     print("module:", error.module, "| phase:", error.phase, "| NaN count:", error.nan)
 print("hooks left on the model:", ht.count_hooks(model).total)
+
+
+# sphinx_gallery_start_ignore
+# "It raises hooks_tutorial.AnomalyError at the first non-finite value" (the log's NaN in
+# the forward pass); summary: "no hook is left afterwards"
+def forward_under_detect_anomalies():
+    with ht.detect_anomalies(model):
+        model(inputs)
+
+
+anomaly = raised(forward_under_detect_anomalies, ht.AnomalyError)
+assert (anomaly.module, anomaly.phase) == ("log", "forward"), anomaly
+assert anomaly.nan > 0, anomaly
+assert ht.count_hooks(model).total == 0
+# sphinx_gallery_end_ignore
 
 # %%
 # A NaN that appears only in the backward pass
@@ -149,6 +201,12 @@ output.sum().backward()
 nan_count = torch.isnan(where_model.fc1.weight.grad).sum().item()
 print(f"NaN values in fc1.weight.grad: {nan_count} of {where_model.fc1.weight.numel()}")
 
+# sphinx_gallery_start_ignore
+# "The forward pass is then finite, but the gradients are not."
+assert torch.isfinite(output).all()
+assert nan_count > 0
+# sphinx_gallery_end_ignore
+
 # %%
 # Forward checks see nothing here. PyTorch's own anomaly mode,
 # ``torch.autograd.detect_anomaly()``, checks the result of every backward
@@ -171,6 +229,27 @@ print(forward_trace.splitlines()[0])
 code_lines = [line.strip() for line in forward_trace.splitlines() if line.startswith("    ")]
 print("forward call that created it:", code_lines[-1])
 
+
+# sphinx_gallery_start_ignore
+# "checks the result of every backward function and raises at the first NaN. It also
+# records ... where each operation was called, and reports that place in a warning";
+# next cell: "Anomaly mode names the autograd function (SqrtBackward0) and the line of the
+# forward pass that created it. As its warning says, it slows every operation down"
+def backward_under_detect_anomaly():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with torch.autograd.detect_anomaly():
+            where_model(inputs).sum().backward()
+
+
+where_model.zero_grad()
+anomaly = raised(backward_under_detect_anomaly, RuntimeError)
+assert "Function 'SqrtBackward0' returned nan values" in str(anomaly), anomaly
+assert "will increase the runtime" in messages[0], messages[0]
+assert forward_trace.startswith("Error detected in SqrtBackward0."), forward_trace
+assert code_lines[-1] == "return torch.where(x > 0, torch.sqrt(x), torch.zeros_like(x))"
+# sphinx_gallery_end_ignore
+
 # %%
 # Anomaly mode names the autograd function (``SqrtBackward0``) and the line of
 # the forward pass that created it. As its warning says, it slows every
@@ -183,6 +262,22 @@ try:
         where_model(inputs).sum().backward()
 except ht.AnomalyError as error:
     print(f"AnomalyError: {error}")
+
+
+# sphinx_gallery_start_ignore
+# "names the module whose backward produced the NaN": sqrt, in the backward pass (the
+# forward checks found nothing)
+def backward_under_detect_anomalies():
+    with ht.detect_anomalies(where_model):
+        where_model(inputs).sum().backward()
+
+
+anomaly = raised(backward_under_detect_anomalies, ht.AnomalyError)
+assert anomaly.phase == "backward", anomaly
+assert anomaly.nan > 0, anomaly
+assert str(anomaly).endswith("'sqrt'"), anomaly
+assert ht.count_hooks(where_model).total == 0
+# sphinx_gallery_end_ignore
 
 # %%
 # Anomaly mode is built on the backward graph's own nodes:
@@ -232,6 +327,21 @@ for name, stats in relu_stats.items():
     print(
         f"{name:8} zero outputs: {stats['zero fraction']:.2f}   dead units: {stats['dead units']:.2f}"
     )
+
+# sphinx_gallery_start_ignore
+# next cell: "In the first two ReLU layers about half of the outputs are zero and no unit
+# is dead" (0.4 to 0.6: 0.50 and 0.52 in the builds so far, of 512 x 32 outputs)
+for name in ["ReLU 1", "ReLU 3"]:
+    assert 0.4 < relu_stats[name]["zero fraction"] < 0.6, relu_stats[name]
+    assert relu_stats[name]["dead units"] == 0, relu_stats[name]
+# "The layer with the negative bias is silent"
+assert relu_stats["ReLU 5"] == {"zero fraction": 1.0, "dead units": 1.0}
+# "each of its units outputs its bias alone, the same for every input: where that bias is
+# negative the unit is dead too" (and only there: every zero output is a dead unit's)
+negative_bias = (mlp[6].bias <= 0).float().mean().item()
+assert relu_stats["ReLU 7"]["dead units"] == negative_bias, relu_stats["ReLU 7"]
+assert relu_stats["ReLU 7"]["zero fraction"] == negative_bias, relu_stats["ReLU 7"]
+# sphinx_gallery_end_ignore
 
 # %%
 # The bar chart shows the same numbers. In the first two ReLU layers about
@@ -327,6 +437,20 @@ for lr, history in runs.items():
         f"        first step with a non-finite gradient norm: {bad_steps[0] + 1 if bad_steps else None}"
     )
 
+# sphinx_gallery_start_ignore
+# next cell: "with the small learning rate no layer's gradient norm exceeds 3 in any step"
+# (2.8 at most in the builds so far); "with the large one the norm of every layer grows
+# more than ten-thousandfold from step 1 to step 4 and overflows at step 5" (at least
+# 2e+05-fold in the builds so far; the weights after step 4 overflow float32 in the
+# forward pass of step 5 by many orders of magnitude)
+small, large = (np.array(list(runs[lr].values())) for lr in [0.01, 0.15])
+assert np.isfinite(small).all()
+assert small.max() < 3, small.max()
+assert (large[:, 3] / large[:, 0]).min() > 1e4, large[:, 3] / large[:, 0]
+assert np.isfinite(large[:, :4]).all()
+assert not np.isfinite(large[:, 4]).any(), large[:, 4]
+# sphinx_gallery_end_ignore
+
 # %%
 # The ``lambda`` gets the layer name as a default argument (``name=name``), for the
 # same reason as the ``check_output`` factory above. On a log axis the two runs
@@ -386,84 +510,141 @@ plt.show()
 #    report it too?
 # 3. Count the dead units of ``mlp`` again after setting the bias of
 #    ``mlp[4]`` back to zero. Which layers still have dead units?
+
+# %%
+# .. rst-class:: solution
 #
-# .. dropdown:: Solutions
+# **Solution 1.** No module reports anything (an empty list): with
+# ``x.abs() + 1e-6`` the logarithm only sees positive numbers, so every output
+# is finite.
+
+
+class SafeLog(nn.Module):
+    def forward(self, x):
+        return torch.log(x.abs() + 1e-6)
+
+
+model.log = SafeLog()
+reports.clear()
+handles = [m.register_forward_hook(check_output(n)) for n, m in model.named_modules() if n]
+model(inputs)
+for handle in handles:
+    handle.remove()
+print("reports:", reports)
+
+# sphinx_gallery_start_ignore
+# "No module reports anything (an empty list)"
+assert reports == [], reports
+# sphinx_gallery_end_ignore
+
+# %%
+# .. rst-class:: solution
 #
-#    .. code-block:: python
+# **Solution 2.** ``detect_anomalies`` stops in the backward pass: the
+# gradient of the ReLU's output has 38 Inf values (of 80), one for each of the
+# 38 zeros in that output, since the derivative of ``sqrt`` at 0 is infinite.
+# It names ``sqrt`` as the module whose backward made them.
+# ``torch.autograd.detect_anomaly()`` raises nothing: it looks for NaN only,
+# and the ReLU's backward sets the gradient to zero exactly where the Inf
+# values are, so the parameter gradients stay finite (``True``).
+
+
+class SqrtFeatures(nn.Module):
+    def forward(self, x):
+        return torch.sqrt(x)
+
+
+model = nn.Sequential(
+    OrderedDict(fc1=nn.Linear(8, 16), act=nn.ReLU(), sqrt=SqrtFeatures(), fc2=nn.Linear(16, 4))
+)
+try:
+    with ht.detect_anomalies(model):
+        model(inputs).sum().backward()
+except ht.AnomalyError as error:
+    print(error)
+with torch.no_grad():
+    zeros = (model.act(model.fc1(inputs)) == 0).sum().item()
+print("zero outputs of the ReLU:", zeros)
+model.zero_grad()
+try:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # anomaly mode warns that it is on
+        with torch.autograd.detect_anomaly():
+            model(inputs).sum().backward()
+    anomaly_raised = False
+except RuntimeError as error:
+    anomaly_raised = str(error)
+print("detect_anomaly raised:", anomaly_raised)
+print("fc1 gradient finite:", torch.isfinite(model.fc1.weight.grad).all().item())
+
+# sphinx_gallery_start_ignore
+# "detect_anomaly() raises nothing ... the parameter gradients stay finite (True)"
+assert anomaly_raised is False
+assert torch.isfinite(model.fc1.weight.grad).all()
+
+
+def backward_under_detect_anomalies():
+    with ht.detect_anomalies(model):
+        model(inputs).sum().backward()
+
+
+# "stops in the backward pass: the gradient of the ReLU's output has 38 Inf values (of
+# 80), one for each of the 38 zeros in that output ... It names sqrt"
+anomaly = raised(backward_under_detect_anomalies, ht.AnomalyError)
+assert anomaly.phase == "backward", anomaly
+assert (anomaly.nan, anomaly.inf) == (0, zeros), anomaly
+assert str(anomaly).endswith("'sqrt'"), anomaly
+assert f"(of {model.fc1.out_features * len(inputs)})" in str(anomaly), anomaly
+# 38: a count of signs of the seeded model's pre-activations, every one at least 1e-4 away
+# from 0, a thousand times the rounding differences between machines (about 1e-7 here)
+with torch.no_grad():
+    assert model.fc1(inputs).abs().min() > 1e-4  # 5.7e-04 in the builds so far
+assert zeros == 38, zeros
+# sphinx_gallery_end_ignore
+
+# %%
+# .. rst-class:: solution
 #
-#       # 1. a log that never sees a negative number
-#       class SafeLog(nn.Module):
-#           def forward(self, x):
-#               return torch.log(x.abs() + 1e-6)
-#
-#       model.log = SafeLog()
-#       reports.clear()
-#       handles = [m.register_forward_hook(check_output(n))
-#                  for n, m in model.named_modules() if n]
-#       model(inputs)
-#       for handle in handles:
-#           handle.remove()
-#       print("reports:", reports)
-#
-#       # 2. sqrt after a ReLU: finite forward, infinite derivative at 0
-#       class SqrtFeatures(nn.Module):
-#           def forward(self, x):
-#               return torch.sqrt(x)
-#
-#       model = nn.Sequential(OrderedDict(
-#           fc1=nn.Linear(8, 16), act=nn.ReLU(), sqrt=SqrtFeatures(), fc2=nn.Linear(16, 4)))
-#       try:
-#           with ht.detect_anomalies(model):
-#               model(inputs).sum().backward()
-#       except ht.AnomalyError as error:
-#           print(error)
-#       with torch.no_grad():
-#           zeros = (model.act(model.fc1(inputs)) == 0).sum().item()
-#       print("zero outputs of the ReLU:", zeros)
-#       model.zero_grad()
-#       try:
-#           with warnings.catch_warnings():
-#               warnings.simplefilter("ignore")  # anomaly mode warns that it is on
-#               with torch.autograd.detect_anomaly():
-#                   model(inputs).sum().backward()
-#           print("detect_anomaly raised: False")
-#       except RuntimeError as error:
-#           print("detect_anomaly raised:", error)
-#       print("fc1 gradient finite:", torch.isfinite(model.fc1.weight.grad).all().item())
-#
-#       # 3. the dead units again, with the bias of mlp[4] back to zero
-#       with torch.no_grad():
-#           mlp[4].bias.zero_()
-#       handles = [m.register_forward_hook(relu_statistics(f"ReLU {n}")) for n, m in relus]
-#       with torch.no_grad():
-#           mlp(torch.randn(512, 32))
-#       for handle in handles:
-#           handle.remove()
-#       print({name: round(stats["dead units"], 2) for name, stats in relu_stats.items()})
-#       # how large is the part of each layer's output that depends on the input?
-#       with torch.no_grad():
-#           signal = torch.randn(512, 32)
-#           for i, layer in enumerate(mlp[:-1]):
-#               if isinstance(layer, nn.Linear):
-#                   varying = (signal @ layer.weight.T).std(dim=0).mean().item()
-#                   bias = layer.bias.abs().mean().item()
-#                   print(f"mlp[{i}]: input-driven std {varying:.3f}, mean |bias| {bias:.3f}")
-#               signal = layer(signal)
-#
-#    **Answers**
-#
-#    1. No module reports anything (an empty list): with ``x.abs() + 1e-6``
-#       the logarithm only sees positive numbers, so every output is finite.
-#    2. ``detect_anomalies`` stops in the backward pass: the gradient of the
-#       ReLU's output has 38 Inf values (of 80), one for each of the 38 zeros
-#       in that output, since the derivative of ``sqrt`` at 0 is infinite. It
-#       names ``sqrt`` as the module whose backward made them.
-#       ``torch.autograd.detect_anomaly()`` raises nothing: it looks for NaN
-#       only, and the ReLU's backward sets the gradient to zero exactly where
-#       the Inf values are, so the parameter gradients stay finite (``True``).
-#    3. Only the last ReLU, ``ReLU 7``, still has dead units (0.41 of them).
-#       PyTorch's default initialisation shrinks the input-driven part of the
-#       signal about threefold per layer (its standard deviation is 0.578,
-#       0.199, 0.067, then 0.022), so at ``mlp[6]`` the biases (0.082 on
-#       average) outweigh the input, and a unit with a negative bias is zero
-#       for every input.
+# **Solution 3.** Only the last ReLU, ``ReLU 7``, still has dead units.
+# PyTorch's default initialisation shrinks the input-driven part of the signal
+# about threefold per layer (the standard deviations printed below), so at
+# ``mlp[6]`` the biases outweigh the input, and a unit with a negative bias is
+# zero for every input.
+
+with torch.no_grad():
+    mlp[4].bias.zero_()
+handles = [m.register_forward_hook(relu_statistics(f"ReLU {n}")) for n, m in relus]
+with torch.no_grad():
+    mlp(torch.randn(512, 32))
+for handle in handles:
+    handle.remove()
+print({name: round(stats["dead units"], 2) for name, stats in relu_stats.items()})
+# how large is the part of each layer's output that depends on the input?
+spreads = []
+with torch.no_grad():
+    signal = torch.randn(512, 32)
+    for i, layer in enumerate(mlp[:-1]):
+        if isinstance(layer, nn.Linear):
+            varying = (signal @ layer.weight.T).std(dim=0).mean().item()
+            bias = layer.bias.abs().mean().item()
+            spreads.append((varying, bias))
+            print(f"mlp[{i}]: input-driven std {varying:.3f}, mean |bias| {bias:.3f}")
+        signal = layer(signal)
+
+# sphinx_gallery_start_ignore
+# "Only the last ReLU, ReLU 7, still has dead units"
+dead = [name for name, stats in relu_stats.items() if stats["dead units"] > 0]
+assert dead == ["ReLU 7"], relu_stats
+import itertools
+
+# "shrinks the input-driven part of the signal about threefold per layer": each step
+# between 2 and 4.5 times smaller (2.9 to 3.1 in the builds so far)
+stds = [std for std, _ in spreads]
+assert len(stds) == 4
+assert all(2 < a / b < 4.5 for a, b in itertools.pairwise(stds)), stds
+# "at mlp[6] the biases outweigh the input": more than three times larger (3.7 so far)
+assert spreads[3][1] > 3 * spreads[3][0], spreads[3]
+from page_checks import assert_no_hooks_left  # docs/_ext: the build's check
+
+assert_no_hooks_left(globals())
+# sphinx_gallery_end_ignore

@@ -62,6 +62,18 @@ except RuntimeError as error:
 finally:
     handle.remove()
 
+# sphinx_gallery_start_ignore
+# "the in-place ReLU that follows then modifies that output, and PyTorch refuses already in
+# the *forward* pass" (this cell runs the forward pass only)
+assert first_sentence == "Output 0 of BackwardHookFunction is a view and is being modified inplace"
+# "Many networks (torchvision's ResNet among them) use nn.ReLU(inplace=True)"
+from torchvision.models.resnet import BasicBlock, Bottleneck
+
+with torch.random.fork_rng():  # draw no random numbers that the download would not
+    assert BasicBlock(8, 8).relu.inplace
+    assert Bottleneck(32, 8).relu.inplace
+# sphinx_gallery_end_ignore
+
 # %%
 # The robust alternative is a forward hook that registers a tensor hook on the
 # module's output (as on the
@@ -90,6 +102,18 @@ for kind in ["detached", "cloned"]:
     shares = stored[kind].data_ptr() == stored["output_address"]
     print(f"{kind} tensor shares memory with the output: {shares}")
 
+# sphinx_gallery_start_ignore
+# "It works with the in-place ReLU"; next cell: ".detach() returns a tensor that shares
+# memory with the original ... the "detached" copy lost its negative values ... .clone()
+# kept the values the hook saw"
+assert stored["gradient"].shape == (3, 6)
+assert stored["detached"].data_ptr() == stored["output_address"]
+assert stored["cloned"].data_ptr() != stored["output_address"]
+assert stored["detached"].min().item() == 0.0
+assert stored["cloned"].min().item() < 0
+assert torch.equal(stored["detached"], stored["cloned"].relu())
+# sphinx_gallery_end_ignore
+
 # %%
 # ``.detach()`` returns a tensor that shares memory with the original. The
 # in-place ReLU ran after the hook and overwrote that memory, so the
@@ -101,6 +125,12 @@ for kind in ["detached", "cloned"]:
 active = (stored["cloned"] > 0).float()
 expected = active * model[2].weight.sum(dim=0)
 print("gradient matches the chain rule:", torch.allclose(stored["gradient"], expected))
+
+# sphinx_gallery_start_ignore
+# "still the gradient w.r.t. the Linear output: zero where the ReLU was inactive"
+assert torch.allclose(stored["gradient"], expected)
+assert bool((stored["gradient"][stored["cloned"] <= 0] == 0).all())
+# sphinx_gallery_end_ignore
 
 # %%
 # Pitfall 2: gradient modes and ``eval()``
@@ -131,6 +161,32 @@ for mode_name, mode in [("no_grad", torch.no_grad), ("inference_mode", torch.inf
     print(f"  forward hook fired: {calls.pop()}; output.requires_grad = {output.requires_grad}")
 handle.remove()
 
+# sphinx_gallery_start_ignore
+# "forward hooks still fire, but no graph is built ...: the output does not require grad,
+# and registering a tensor hook fails" (on a copy, whose BatchNorm statistics may change)
+import copy
+
+outcomes = []
+
+
+def record_outcome(module, args, output):
+    try:
+        output.register_hook(lambda _grad: None)
+        outcomes.append((output.requires_grad, "registered"))
+    except RuntimeError as error:
+        outcomes.append((output.requires_grad, str(error)))
+
+
+model_copy = copy.deepcopy(model)
+with torch.random.fork_rng(), model_copy[0].register_forward_hook(record_outcome):
+    for mode in [torch.no_grad, torch.inference_mode]:
+        with mode():
+            model_copy(torch.randn(5, 4))
+assert (
+    outcomes == [(False, "cannot register a hook on a tensor that doesn't require gradient")] * 2
+), outcomes
+# sphinx_gallery_end_ignore
+
 # %%
 # ``model.eval()`` is a different switch. It does not touch gradients; it
 # tells layers such as Dropout and BatchNorm to use their evaluation
@@ -140,6 +196,9 @@ handle.remove()
 
 batch = torch.randn(5, 4)
 features = batch
+# sphinx_gallery_start_ignore
+behaviour = []
+# sphinx_gallery_end_ignore
 for layer in model:
     layer.train()
     first, second = layer(features), layer(features)
@@ -151,7 +210,32 @@ for layer in model:
         f"  eval output requires grad: {evaluated.requires_grad!s:5}"
         f"  eval output == input: {torch.equal(evaluated, features)}"
     )
+    # sphinx_gallery_start_ignore
+    behaviour.append(
+        (
+            type(layer).__name__,
+            torch.equal(first, second),
+            torch.equal(first, evaluated),
+            evaluated.requires_grad,
+            torch.equal(evaluated, features),
+        )
+    )
+    # sphinx_gallery_end_ignore
     features = evaluated
+
+# sphinx_gallery_start_ignore
+# next cell: "Dropout draws a new random mask at each call in training mode and is the
+# identity in eval mode. BatchNorm normalises with the statistics of the current batch in
+# training mode and with its stored running averages in eval mode. Linear layers behave
+# the same in both modes, and gradients stay on in eval mode" (columns: train twice
+# equal, train == eval, eval output requires grad, eval output == input)
+assert behaviour == [
+    ("Linear", True, True, True, False),
+    ("BatchNorm1d", True, False, True, False),
+    ("Dropout", False, False, True, True),
+    ("Linear", True, True, True, False),
+], behaviour
+# sphinx_gallery_end_ignore
 
 # %%
 # Dropout draws a new random mask at each call in training mode and is the
@@ -217,6 +301,17 @@ batch_bytes = 64 * 1024 * 4
 extra_per_step = (with_graph[-1] - with_graph[0]) - (detached[-1] - detached[0])
 print("extra growth per step / input batch size:", extra_per_step / 19 / batch_bytes)
 
+# sphinx_gallery_start_ignore
+# next cell: "With .detach() the memory grows only by the activations we chose to keep.
+# Without it, every step also keeps its input batch"; "a new input batch of 256 KiB each
+# step" (storage sizes: exact)
+relu_output_bytes = 64 * 64 * 4  # 16 KiB
+assert detached == [relu_output_bytes * (step + 1) for step in range(20)], detached
+assert with_graph == [(relu_output_bytes + batch_bytes) * (step + 1) for step in range(20)]
+assert batch_bytes == 256 * 1024
+assert extra_per_step / 19 / batch_bytes == 1.0
+# sphinx_gallery_end_ignore
+
 # %%
 # With ``.detach()`` the memory grows only by the activations we chose to
 # keep. Without it, every step also keeps its input batch: the first Linear
@@ -255,9 +350,15 @@ handle = model[0].register_forward_hook(lambda _module, _args, _output: calls.ap
 compiled = torch.compile(model, backend="eager")
 compiled(torch.randn(2, 4))
 print("hook registered before compiling fired:", calls)
+# sphinx_gallery_start_ignore
+assert calls == ["hook"], calls  # "a hook registered *before* compiling" fires
+# sphinx_gallery_end_ignore
 handle.remove()
 compiled(torch.randn(2, 4))
 print("after handle.remove(), calls are still:", calls)
+# sphinx_gallery_start_ignore
+assert calls == ["hook"], calls  # and a removed one no longer fires
+# sphinx_gallery_end_ignore
 
 # %%
 # Now a module with no hooks at all is compiled and run; then a hook is
@@ -276,12 +377,23 @@ compiled(torch.randn(2, 4))
 handle = model[0].register_forward_hook(lambda _module, _args, _output: calls.append("hook"))
 compiled(torch.randn(2, 4))
 print("compiled call after adding the hook:", calls)
+# sphinx_gallery_start_ignore
+assert calls == [], calls  # "the new hook is silently ignored"
+# sphinx_gallery_end_ignore
 model(torch.randn(2, 4))
 print("plain call of the same model:       ", calls)
+# sphinx_gallery_start_ignore
+assert calls == ["hook"], calls  # "The same module called directly (not compiled) runs it"
+# sphinx_gallery_end_ignore
 torch.compiler.reset()
 compiled(torch.randn(2, 4))
 print("compiled call after reset():        ", calls)
 handle.remove()
+
+# sphinx_gallery_start_ignore
+# "the next call traces again and sees the hook"
+assert calls == ["hook", "hook"], calls
+# sphinx_gallery_end_ignore
 
 # %%
 # Module backward hooks are another case: ``torch.compile`` cannot trace them
@@ -291,6 +403,9 @@ handle.remove()
 # the graphs and runs them unchanged.
 
 graphs = []
+# sphinx_gallery_start_ignore
+compile_results = {}
+# sphinx_gallery_end_ignore
 
 
 def counting_backend(graph_module, example_inputs):
@@ -311,6 +426,15 @@ for with_hook in [False, True]:
     compiled(torch.randn(2, 4)).sum().backward()
     label = "with a full backward hook" if with_hook else "without hooks"
     print(f"{label:25}: graphs compiled: {len(graphs)}, hook calls: {calls}")
+    # sphinx_gallery_start_ignore
+    compile_results[with_hook] = (len(graphs), list(calls))
+    # sphinx_gallery_end_ignore
+
+# sphinx_gallery_start_ignore
+# next cell: "Without hooks the model is one compiled graph. With the backward hook on its
+# ReLU, no graph at all is compiled ..., while the hook still fires."
+assert compile_results == {False: (1, []), True: (0, ["backward"])}, compile_results
+# sphinx_gallery_end_ignore
 
 # %%
 # Without hooks the model is one compiled graph. With the backward hook on
@@ -323,6 +447,13 @@ try:
     torch.compile(model, backend="eager", fullgraph=True)(torch.randn(2, 4))
 except torch._dynamo.exc.Unsupported as error:  # the compiler's "cannot trace this" error
     print(f"{type(error).__name__}: {str(error).splitlines()[0]}")
+    # sphinx_gallery_start_ignore
+    fullgraph_error = str(error).splitlines()[0]
+    # sphinx_gallery_end_ignore
+# sphinx_gallery_start_ignore
+# "fullgraph=True turns this silent fallback into an error that says why"
+assert fullgraph_error == "Module-level backwards hooks require compiled autograd.", fullgraph_error
+# sphinx_gallery_end_ignore
 handle.remove()
 torch.compiler.reset()  # leave no compiled code behind for later pages
 
@@ -355,49 +486,86 @@ torch.compiler.reset()  # leave no compiled code behind for later pages
 #    ``torch.no_grad()``. What does the measurement show, and why?
 # 3. Repeat the hook-free experiment with a forward *pre*-hook instead of a
 #    forward hook. When does it fire?
+
+# %%
+# .. rst-class:: solution
 #
-# .. dropdown:: Solutions
+# **Solution 1.** Replace ``nn.ReLU(inplace=True)`` by ``nn.ReLU()``: the
+# forward pass runs and the hook fires (``hook fired``). The out-of-place ReLU
+# writes a new tensor and leaves the hooked module's output untouched.
+
+model = nn.Sequential(nn.Linear(4, 6), nn.ReLU(), nn.Linear(6, 2))
+with model[0].register_full_backward_hook(lambda m, gi, go: print("hook fired")):
+    model(torch.randn(3, 4, requires_grad=True)).sum().backward()
+
+# sphinx_gallery_start_ignore
+# "the forward pass runs and the hook fires"
+fired = []
+with (
+    torch.random.fork_rng(),
+    model[0].register_full_backward_hook(lambda m, gi, go: fired.append(m)),
+):
+    model(torch.randn(3, 4, requires_grad=True)).sum().backward()
+assert fired == [model[0]], fired
+# sphinx_gallery_end_ignore
+
+# %%
+# .. rst-class:: solution
 #
-#    .. code-block:: python
+# **Solution 2.** Both lines show the same 327680 bytes after 20 steps, 16 KiB
+# per step: under ``no_grad`` no graph is built, so nothing keeps the input
+# batches, and what stays alive is only the stored ReLU outputs of 16 KiB
+# each.
+
+model = nn.Sequential(nn.Linear(1024, 64), nn.ReLU(), nn.Linear(64, 10))
+histories = {}
+with torch.no_grad():
+    for label, keep in [
+        ("output", lambda output: output),
+        ("output.detach()", lambda output: output.detach()),
+    ]:
+        histories[label] = history = bytes_alive_per_step(keep)
+        print(
+            f"stored {label}: {history[-1]} bytes after {len(history)} steps,"
+            f" {history[-1] // len(history) // 1024} KiB per step"
+        )
+
+# sphinx_gallery_start_ignore
+# "327680 bytes after 20 steps, 16 KiB per step": 20 ReLU outputs of 64 x 64 float32
+# values (storage sizes: exact), the same with and without detach
+for history in histories.values():
+    assert history == [64 * 64 * 4 * (step + 1) for step in range(20)], history
+assert 327680 == 20 * 64 * 64 * 4
+# sphinx_gallery_end_ignore
+
+# %%
+# .. rst-class:: solution
 #
-#       # 1. an out-of-place ReLU leaves the hooked output untouched
-#       model = nn.Sequential(nn.Linear(4, 6), nn.ReLU(), nn.Linear(6, 2))
-#       with model[0].register_full_backward_hook(lambda m, gi, go: print("hook fired")):
-#           model(torch.randn(3, 4, requires_grad=True)).sum().backward()
-#
-#       # 2. the measurement of pitfall 3, under no_grad
-#       model = nn.Sequential(nn.Linear(1024, 64), nn.ReLU(), nn.Linear(64, 10))
-#       with torch.no_grad():
-#           for label, keep in [("output", lambda output: output),
-#                               ("output.detach()", lambda output: output.detach())]:
-#               history = bytes_alive_per_step(keep)
-#               print(f"stored {label}: {history[-1]} bytes after {len(history)} steps,"
-#                     f" {history[-1] // len(history) // 1024} KiB per step")
-#
-#       # 3. a pre-hook added after compiling a hook-free model
-#       torch.compiler.reset()
-#       calls = []
-#       model = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
-#       compiled = torch.compile(model, backend="eager")
-#       compiled(torch.randn(2, 4))
-#       handle = model[0].register_forward_pre_hook(lambda m, args: calls.append("pre"))
-#       compiled(torch.randn(2, 4))
-#       print("after adding the pre-hook:", calls)
-#       torch.compiler.reset()
-#       compiled(torch.randn(2, 4))
-#       print("after reset():", calls)
-#       handle.remove()
-#       torch.compiler.reset()
-#
-#    **Answers**
-#
-#    1. Replace ``nn.ReLU(inplace=True)`` by ``nn.ReLU()``: the forward pass
-#       runs and the hook fires (``hook fired``). The out-of-place ReLU writes
-#       a new tensor and leaves the hooked module's output untouched.
-#    2. Both lines show the same 327680 bytes after 20 steps, 16 KiB per
-#       step: under ``no_grad`` no graph is built, so nothing keeps the input
-#       batches, and what stays alive is only the stored ReLU outputs of
-#       16 KiB each.
-#    3. Like the forward hook: the compiled model ignores the new pre-hook
-#       (an empty list) until ``torch.compiler.reset()``; the next call traces
-#       again and the pre-hook fires (``['pre']``).
+# **Solution 3.** Like the forward hook: the compiled model ignores the new
+# pre-hook (an empty list) until ``torch.compiler.reset()``; the next call
+# traces again and the pre-hook fires (``['pre']``).
+
+torch.compiler.reset()
+calls = []
+model = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
+compiled = torch.compile(model, backend="eager")
+compiled(torch.randn(2, 4))
+handle = model[0].register_forward_pre_hook(lambda m, args: calls.append("pre"))
+compiled(torch.randn(2, 4))
+print("after adding the pre-hook:", calls)
+# sphinx_gallery_start_ignore
+assert calls == [], calls  # "the compiled model ignores the new pre-hook (an empty list)"
+# sphinx_gallery_end_ignore
+torch.compiler.reset()
+compiled(torch.randn(2, 4))
+print("after reset():", calls)
+handle.remove()
+torch.compiler.reset()
+
+# sphinx_gallery_start_ignore
+# "the next call traces again and the pre-hook fires"
+assert calls == ["pre"], calls
+from page_checks import assert_no_hooks_left  # docs/_ext: the build's check
+
+assert_no_hooks_left(globals())
+# sphinx_gallery_end_ignore
