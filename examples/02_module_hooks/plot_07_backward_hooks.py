@@ -496,9 +496,9 @@ assert torch.allclose(store["gi"], store["go"] * s.detach() * (1 - s.detach()))
 # .. rst-class:: solution
 #
 # **Solution 2.** The pre-hook zeroes the gradient of output unit 1 before
-# the module's gradients are computed, so row 1 of the weight's gradient is
-# ``tensor([0., 0., 0.])``: the weight row of that unit gets no gradient,
-# while row 0 gets its usual one.
+# the module's gradients are computed, so the weight gradient's row for unit 1
+# is ``tensor([0., 0., 0.])``: that unit's weights get no gradient, while
+# those of unit 0 get their usual one.
 
 linear = nn.Linear(3, 2)
 
@@ -510,12 +510,12 @@ def keep_unit_0(module, grad_output):
 
 with linear.register_full_backward_pre_hook(keep_unit_0):
     linear(torch.randn(4, 3)).sum().backward()
-print("weight.grad row 0:", linear.weight.grad[0])
-print("weight.grad row 1:", linear.weight.grad[1])
+print("weight.grad, row of unit 0:", linear.weight.grad[0])
+print("weight.grad, row of unit 1:", linear.weight.grad[1])
 
 # sphinx_gallery_start_ignore
 assert torch.equal(linear.weight.grad[1], torch.zeros(3))
-assert bool((linear.weight.grad[0] != 0).all())  # "row 0 gets its usual one"
+assert bool((linear.weight.grad[0] != 0).all())  # "those of unit 0 get their usual one"
 # sphinx_gallery_end_ignore
 
 # %%

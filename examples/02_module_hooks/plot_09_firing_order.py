@@ -215,13 +215,13 @@ assert all(shape[2:] == (1, 1) for name, _, shape, _ in rows if name == "gap")
 # "Per-module hooks on the layers of cnn would give the same table"
 per_module_rows = []
 with ht.HookGroup() as per_module:
-    for name, module in cnn.named_modules():
-        if name and not list(module.children()):
+    for leaf_name, leaf in cnn.named_modules():
+        if leaf_name and not list(leaf.children()):
             per_module.forward(
-                module,
-                lambda m, _args, out, name=name: per_module_rows.append(
+                leaf,
+                lambda m, _args, out, leaf_name=leaf_name: per_module_rows.append(
                     (
-                        name,
+                        leaf_name,
                         type(m).__name__,
                         tuple(out.shape),
                         sum(p.numel() for p in m.parameters()),
@@ -256,6 +256,9 @@ print("hooks left on cnn:", ht.count_hooks(cnn).total)
 assert ht.count_hooks(cnn).total == 0
 assert [(row.name, row.type, row.output_shapes[0], row.params) for row in summary] == rows
 assert summary[0].input_shapes == ((2, 3, 64, 64),)
+# "to_text(times=False) leaves out the time column"
+assert "time" in summary.to_text().splitlines()[0]
+assert "time" not in summary.to_text(times=False)
 # sphinx_gallery_end_ignore
 
 # %%
