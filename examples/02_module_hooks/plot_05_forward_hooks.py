@@ -94,6 +94,14 @@ output = model(x)  # the hook runs inside this call
 hook_handle.remove()
 print("stored outputs:", len(conv_outputs), tuple(conv_outputs[0].shape))
 
+# sphinx_gallery_start_ignore
+# the notes' 1x1x4x4 input; the hook ran once and stored conv's 2 channels of 3x3
+assert x.shape == (1, 1, 4, 4)
+assert len(conv_outputs) == 1
+assert conv_outputs[0].shape == (1, 2, 3, 3)
+assert not conv_outputs[0].requires_grad  # "keeps a detached copy of the output"
+# sphinx_gallery_end_ignore
+
 # %%
 # After ``remove()`` the layer has no hook left, so a second call prints
 # nothing and stores nothing: still one stored output.
@@ -103,6 +111,12 @@ print("stored outputs:", len(conv_outputs), tuple(conv_outputs[0].shape))
 output = model(x)
 print("stored outputs:", len(conv_outputs))
 print("hooks left on the model:", count_hooks(model).total)
+
+# sphinx_gallery_start_ignore
+# "a second call prints nothing and stores nothing: still one stored output"
+assert len(conv_outputs) == 1
+assert count_hooks(model).total == 0
+# sphinx_gallery_end_ignore
 
 # %%
 # What ``input`` really holds
@@ -139,11 +153,26 @@ for name, args in inputs.items():
         f"{name:5s} input: {type(args).__name__} of length {len(args)}, shape {tuple(args[0].shape)}"
     )
 
+# sphinx_gallery_start_ignore
+# "input is the tuple of positional arguments passed to that module's forward"
+assert list(inputs) == ["conv", "relu", "fc"]
+assert all(type(args) is tuple and len(args) == 1 for args in inputs.values())
+assert inputs["conv"][0] is images
+assert inputs["fc"][0].shape == (8, 18)
+# sphinx_gallery_end_ignore
+
 # %%
 # The ``relu`` layer's input is exactly the ``conv`` layer's output, so
 # ``torch.equal`` prints ``True``. The labels appear nowhere.
 
 print(torch.equal(inputs["relu"][0], outputs["conv"]))
+
+# sphinx_gallery_start_ignore
+# "The relu layer's input is exactly the conv layer's output ... The labels appear nowhere"
+assert torch.equal(inputs["relu"][0], outputs["conv"])
+assert all(arg.dtype.is_floating_point for args in inputs.values() for arg in args)
+assert not any(arg is labels for args in inputs.values() for arg in args)
+# sphinx_gallery_end_ignore
 
 # %%
 # Since this argument is a tuple, name it ``args`` (as PyTorch's
@@ -180,6 +209,17 @@ result = scale(torch.ones(3), factor=2.0)
 handle_plain.remove()
 handle_kwargs.remove()
 
+# sphinx_gallery_start_ignore
+# "Arguments passed by keyword do not appear in args ... it receives them as a dictionary"
+received = []
+with scale.register_forward_hook(
+    lambda _m, args, kwargs, _out: received.append((args, kwargs)), with_kwargs=True
+):
+    scale(torch.ones(3), factor=2.0)
+assert len(received[0][0]) == 1
+assert received[0][1] == {"factor": 2.0}
+# sphinx_gallery_end_ignore
+
 # %%
 # Why ``detach()``
 # ----------------
@@ -205,6 +245,16 @@ handle = model.conv.register_forward_hook(compare_stored)
 output = model(x)
 handle.remove()
 
+# sphinx_gallery_start_ignore
+# "it carries a grad_fn"; "detach() returns a tensor with the same values but no link to
+# the graph"; "The last line shows that detach() does not copy"
+conv_output = model.conv(x)
+assert grad_fn_name(conv_output) == "ConvolutionBackward0"
+assert conv_output.detach().grad_fn is None
+assert not conv_output.detach().requires_grad
+assert conv_output.detach().data_ptr() == conv_output.data_ptr()
+# sphinx_gallery_end_ignore
+
 # %%
 # The last line shows that ``detach()`` does not copy: the detached tensor
 # shares memory with the output. If a later *in-place* operation changes that
@@ -226,6 +276,12 @@ inplace_model(x)
 handle.remove()
 for how, tensor in stored.items():
     print(f"{how:15s} smallest value: {tensor.min().item():.4f}")
+
+# sphinx_gallery_start_ignore
+# "the detached copy has lost its negative values, the cloned copy still has them"
+assert stored["detach"].min() >= 0
+assert stored["detach + clone"].min() < 0
+# sphinx_gallery_end_ignore
 
 # %%
 # Feature maps of several layers, by name
@@ -260,6 +316,13 @@ finally:
 for name, tensor in feature_maps.items():
     print(f"{name:5s} {tuple(tensor.shape)}")
 
+# sphinx_gallery_start_ignore
+# "register one hook per layer and key the results by the layer's name"; none stays behind
+assert list(feature_maps) == ["conv", "relu", "fc"]
+assert feature_maps["fc"].shape == (1, 3)
+assert count_hooks(model).total == 0
+# sphinx_gallery_end_ignore
+
 # %%
 # A figure of real feature maps
 # -----------------------------
@@ -291,6 +354,15 @@ with edge_net[0].register_forward_hook(save_output_as("edges")):
     edge_net(grey)
 captured = feature_maps["edges"][0]  # [4, 64, 64], before the ReLU
 print(tuple(captured.shape))
+
+# sphinx_gallery_start_ignore
+# "the four kernels of a convolutional layer" on a 64x64 image; "the edge maps show both
+# signs" (the output before the ReLU); "The with statement removes the hook at its end"
+assert captured.shape == (4, 64, 64)
+assert captured[0].min() < 0 < captured[0].max()
+assert captured[1].min() < 0 < captured[1].max()
+assert count_hooks(edge_net).total == 0
+# sphinx_gallery_end_ignore
 
 # %%
 # The hook kept the convolution's output *before* the ReLU, so the edge maps
@@ -327,9 +399,17 @@ conv_handle = model.conv.register_forward_hook(lambda _module, _args, _output: c
 
 model(x)
 print("model(x):         ", calls)
+# sphinx_gallery_start_ignore
+# model(x) runs both hooks (conv's first: it returns first)
+assert calls == ["conv", "model"]
+# sphinx_gallery_end_ignore
 calls.clear()
 model.forward(x)
 print("model.forward(x): ", calls)
+# sphinx_gallery_start_ignore
+# "Calling forward directly skips the hooks of that module ... *their* hooks still run"
+assert calls == ["conv"]
+# sphinx_gallery_end_ignore
 
 model_handle.remove()
 conv_handle.remove()
@@ -362,54 +442,87 @@ conv_handle.remove()
 #    the notes' comment cannot be right?
 # 3. Collect the feature maps of ``edge_net``'s ReLU as well, and check with
 #    ``torch.equal`` that they equal ``captured.clamp(min=0)``.
+
+# %%
+# .. rst-class:: solution
 #
-# .. dropdown:: Solutions
+# **Solution 1.** One hook, registered on every child layer, prints one line
+# per layer: ``Conv2d``, ``ReLU``, then ``Linear``, in the order they run. The
+# ReLU's mean is higher than the convolution's because it sets the negative
+# values to zero and keeps the others.
+
+
+layer_stats = []  # (layer type, mean), kept to compare
+
+
+def print_stats(module, args, output):
+    print(
+        f"{type(module).__name__:6s} mean {output.mean().item():.3f}  std {output.std().item():.3f}"
+    )
+    layer_stats.append((type(module).__name__, output.mean().item()))
+
+
+handles = [module.register_forward_hook(print_stats) for module in model.children()]
+model(images)
+for handle in handles:
+    handle.remove()
+
+# sphinx_gallery_start_ignore
+# "one line per layer: Conv2d, ReLU, then Linear"; "The ReLU's mean is higher than the
+# convolution's" (relu(v) >= v everywhere, and conv's output has negative values)
+assert [kind for kind, _ in layer_stats] == ["Conv2d", "ReLU", "Linear"]
+assert layer_stats[1][1] > layer_stats[0][1], layer_stats
+# sphinx_gallery_end_ignore
+
+# %%
+# .. rst-class:: solution
 #
-#    .. code-block:: python
+# **Solution 2.** The call raises a ``TypeError``, and the hooks ran on 0
+# layers: the error comes when ``forward`` is called, before any layer runs.
+# ``forward`` takes the images only, so a label cannot reach a layer's
+# ``input`` this way; in a training loop it goes to the loss function.
+
+inputs.clear()
+handles = [module.register_forward_hook(record) for module in module_names]
+try:
+    model(images, labels)
+except TypeError as error:
+    message = str(error)
+    print("TypeError:", message)
+finally:
+    for handle in handles:
+        handle.remove()
+print("layers whose hook ran:", len(inputs))
+
+# sphinx_gallery_start_ignore
+# "raises a TypeError" (forward takes 2 positional arguments, self and x) "and the hooks
+# ran on 0 layers"
+assert "takes 2 positional arguments but 3 were given" in message
+assert len(inputs) == 0
+# sphinx_gallery_end_ignore
+
+# %%
+# .. rst-class:: solution
 #
-#       # 1. one hook, registered on every child layer
-#       def print_stats(module, args, output):
-#           print(f"{type(module).__name__:6s} mean {output.mean().item():.3f}"
-#                 f"  std {output.std().item():.3f}")
-#
-#       handles = [m.register_forward_hook(print_stats) for m in model.children()]
-#       model(images)
-#       for handle in handles:
-#           handle.remove()
-#
-#       # 2. the call fails before any layer runs, so no forward hook records
-#       inputs.clear()
-#       handles = [module.register_forward_hook(record) for module in module_names]
-#       try:
-#           model(images, labels)
-#       except TypeError as error:
-#           print("TypeError:", error)
-#       finally:
-#           for handle in handles:
-#               handle.remove()
-#       print("layers whose hook ran:", len(inputs))
-#
-#       # 3. a second hook, on the ReLU
-#       handles = [
-#           edge_net[0].register_forward_hook(save_output_as("edges")),
-#           edge_net[1].register_forward_hook(save_output_as("relu")),
-#       ]
-#       edge_net(grey)
-#       for handle in handles:
-#           handle.remove()
-#       print(torch.equal(feature_maps["relu"], feature_maps["edges"].clamp(min=0)))
-#
-#    **Answers**
-#
-#    1. One line per layer: ``Conv2d`` (mean 0.070, std 0.487), ``ReLU``
-#       (mean 0.241, std 0.297) and ``Linear`` (mean -0.002, std 0.234). The
-#       ReLU's mean is higher than the convolution's because it sets the
-#       negative values to zero.
-#    2. The call raises ``TypeError: TinyConvNet.forward() takes 2 positional
-#       arguments but 3 were given``, and the hooks ran on 0 layers: the error
-#       comes when ``forward`` is called, before any layer runs. ``forward``
-#       takes the images only, so a label cannot reach a layer's ``input``
-#       this way; in a training loop it goes to the loss function.
-#    3. It prints ``True``: the ReLU's output is the convolution's output
-#       clamped at zero, so the convolution's hook caught the values before the
-#       ReLU, negative ones included.
+# **Solution 3.** A second hook on the ReLU collects its output. It prints
+# ``True``: the ReLU's output is the convolution's output clamped at zero, so
+# the convolution's hook caught the values before the ReLU, negative ones
+# included.
+
+handles = [
+    edge_net[0].register_forward_hook(save_output_as("edges")),
+    edge_net[1].register_forward_hook(save_output_as("relu")),
+]
+edge_net(grey)
+for handle in handles:
+    handle.remove()
+print(torch.equal(feature_maps["relu"], feature_maps["edges"].clamp(min=0)))
+
+# sphinx_gallery_start_ignore
+# "It prints True ... negative ones included"
+assert torch.equal(feature_maps["relu"], feature_maps["edges"].clamp(min=0))
+assert feature_maps["edges"].min() < 0
+from page_checks import assert_no_hooks_left  # docs/_ext: the build's check
+
+assert_no_hooks_left(globals())
+# sphinx_gallery_end_ignore

@@ -71,6 +71,25 @@ result = shout(torch.tensor([1.0, 2.0]))
 pre_handle.remove()
 post_handle.remove()
 
+# sphinx_gallery_start_ignore
+# "it sees the positional arguments, but no output yet, since forward has not run":
+# the same call, recorded instead of printed
+import contextlib
+import io
+
+seen_by_hooks = []
+with (
+    shout.register_forward_pre_hook(lambda _m, args: seen_by_hooks.append(("pre", args))),
+    shout.register_forward_hook(lambda _m, _args, out: seen_by_hooks.append(("hook", out))),
+    contextlib.redirect_stdout(io.StringIO()),  # forward's own print
+):
+    shout(torch.tensor([1.0, 2.0]))
+assert [kind for kind, _ in seen_by_hooks] == ["pre", "hook"]
+assert torch.equal(seen_by_hooks[0][1][0], torch.tensor([1.0, 2.0]))
+assert torch.equal(seen_by_hooks[1][1], torch.tensor([2.0, 4.0]))
+assert torch.equal(result, torch.tensor([2.0, 4.0]))
+# sphinx_gallery_end_ignore
+
 # %%
 # Returning new arguments
 # -----------------------
@@ -108,6 +127,14 @@ print("layer saw, no hook:  ", seen[0])
 print("layer saw, with hook:", seen[1])
 print("outputs differ:", not torch.equal(out_plain, out_clamped))
 
+# sphinx_gallery_start_ignore
+# "a pre-hook clamps the input of a linear layer to [0, 1], and a forward hook records
+# what the layer really received"
+assert torch.equal(seen[0], x)
+assert torch.equal(seen[1], x.clamp(0.0, 1.0))
+assert not torch.equal(out_plain, out_clamped)
+# sphinx_gallery_end_ignore
+
 # %%
 # The same pattern normalises data inside the model: the pre-hook below
 # standardises each sample to mean 0 and standard deviation 1 before the
@@ -126,6 +153,12 @@ with layer.register_forward_pre_hook(standardise):
     layer(torch.tensor([[10.0, 20.0, 30.0, 40.0]]))
 record_handle.remove()
 print(f"mean: {seen[0].mean().item():.4f}  std: {seen[0].std().item():.4f}")
+
+# sphinx_gallery_start_ignore
+# "standardises each sample to mean 0 and standard deviation 1": up to float32 rounding
+assert abs(seen[0].mean().item()) < 1e-6, seen[0]
+assert abs(seen[0].std().item() - 1) < 1e-6, seen[0]
+# sphinx_gallery_end_ignore
 
 # %%
 # Returning a new output
@@ -157,6 +190,11 @@ with model[0].register_forward_hook(zero_channel_0):
 print("logits before:", before_ablation)
 print("logits after: ", after_ablation)
 
+# sphinx_gallery_start_ignore
+# "zeroes channel 0 (an ablation), and the model's output changes"
+assert not torch.equal(before_ablation, after_ablation)
+# sphinx_gallery_end_ignore
+
 # %%
 # This makes ``lambda`` hooks risky: a ``lambda`` returns the value of its
 # expression. ``lambda _m, _args, out: stored.append(out)`` returns ``None``
@@ -166,6 +204,11 @@ print("logits after: ", after_ablation)
 with layer.register_forward_hook(lambda _m, _args, out: out.register_hook(lambda grad: grad)):
     strange = layer(x)
 print(type(strange))
+
+# sphinx_gallery_start_ignore
+# "that handle becomes the layer's output"
+assert isinstance(strange, torch.utils.hooks.RemovableHandle)
+# sphinx_gallery_end_ignore
 
 # %%
 # Keyword arguments: ``with_kwargs=True``
@@ -192,7 +235,13 @@ def cap_factor(module, args, kwargs):
 
 
 with scale.register_forward_pre_hook(cap_factor, with_kwargs=True):
-    print(scale(torch.ones(3), factor=100.0))
+    capped = scale(torch.ones(3), factor=100.0)
+print(capped)
+
+# sphinx_gallery_start_ignore
+# "a pre-hook caps the keyword argument factor" (at 2.0)
+assert torch.equal(capped, torch.full((3,), 2.0))
+# sphinx_gallery_end_ignore
 
 # %%
 # Returning only the arguments is an error that says what is expected.
@@ -207,6 +256,10 @@ with scale.register_forward_pre_hook(forgets_kwargs, with_kwargs=True):
         scale(torch.ones(3), factor=100.0)
     except RuntimeError as error:
         print("RuntimeError:", error)
+        # sphinx_gallery_start_ignore
+        # "an error that says what is expected"
+        assert "must return None or a tuple of (new_args, new_kwargs)" in str(error)  # noqa: PT017
+        # sphinx_gallery_end_ignore
 
 # %%
 # Forward hooks take ``with_kwargs=True`` too; their signature becomes
@@ -243,13 +296,26 @@ handles = [
 
 fragile(torch.ones(2))
 print("good input:", log)
+# sphinx_gallery_start_ignore
+assert log == ["pre-hook", "ordinary hook", "always_call hook, output=tensor([2., 2.])"]
+# sphinx_gallery_end_ignore
 
 log.clear()
 try:
     fragile(torch.tensor([1.0, float("nan")]))
 except ValueError as error:
     print("caught:", error)
+    # sphinx_gallery_start_ignore
+    # "and then the exception continues to the caller"
+    assert str(error) == "input contains NaN"  # noqa: PT017
+    # sphinx_gallery_end_ignore
 print("bad input: ", log)
+
+# sphinx_gallery_start_ignore
+# "When forward raises, ordinary forward hooks never run. A hook registered with
+# always_call=True runs anyway, with output=None"
+assert log == ["pre-hook", "always_call hook, output=None"]
+# sphinx_gallery_end_ignore
 
 for handle in handles:
     handle.remove()
@@ -273,6 +339,12 @@ handles = [
 ]
 identity(torch.ones(1))
 print(order)
+
+# sphinx_gallery_start_ignore
+# "Hooks on one module run in the order they were registered. prepend=True puts a new
+# hook in front of the existing ones"
+assert order == ["third, prepend=True", "first registered", "second registered"]
+# sphinx_gallery_end_ignore
 for handle in handles:
     handle.remove()
 
@@ -290,9 +362,17 @@ def double(module, args, out):
 
 
 with identity.register_forward_hook(add_one), identity.register_forward_hook(double):
-    print("add_one, then double:", identity(torch.tensor([1.0])))
+    add_then_double = identity(torch.tensor([1.0]))
 with identity.register_forward_hook(add_one), identity.register_forward_hook(double, prepend=True):
-    print("double, then add_one:", identity(torch.tensor([1.0])))
+    double_then_add = identity(torch.tensor([1.0]))
+print("add_one, then double:", add_then_double)
+print("double, then add_one:", double_then_add)
+
+# sphinx_gallery_start_ignore
+# ""add 1" then "double" differs from "double" then "add 1"": (1 + 1) * 2 and 1 * 2 + 1
+assert add_then_double.item() == 4.0
+assert double_then_add.item() == 3.0
+# sphinx_gallery_end_ignore
 
 # %%
 # Summary
@@ -319,66 +399,95 @@ with identity.register_forward_hook(add_one), identity.register_forward_hook(dou
 #    (registered after the first) that no value exceeds 1.0.
 # 3. Use a pre-hook and an ``always_call=True`` forward hook to count how many
 #    calls of ``fragile`` started and how many finished without an error.
+
+# %%
+# .. rst-class:: solution
 #
-# .. dropdown:: Solutions
+# **Solution 1.** The pre-hook checks the module's training flag at every
+# call. In training mode the noise changes the output (``True``); in
+# evaluation mode the hook returns ``None`` and the output is exactly the
+# plain ``layer(x)`` (``True``). ``module.training`` is the same flag that
+# Dropout reads.
+
+
+def add_noise(module, args):
+    if module.training:
+        return (args[0] + 0.1 * torch.randn_like(args[0]),)
+    return None
+
+
+with layer.register_forward_pre_hook(add_noise):
+    layer.train()
+    noisy = layer(x)
+    layer.eval()
+    clean = layer(x)
+layer.train()  # back to the default mode
+print("training mode, output changed:", not torch.equal(noisy, out_plain))
+print("eval mode, output unchanged:  ", torch.equal(clean, out_plain))
+
+# sphinx_gallery_start_ignore
+assert not torch.equal(noisy, out_plain)
+assert torch.equal(clean, out_plain)
+# sphinx_gallery_end_ignore
+
+# %%
+# .. rst-class:: solution
 #
-#    .. code-block:: python
+# **Solution 2.** Without the hook the layer's largest value is above 1.00
+# (the first line); the second hook saw at most 1.00, because hooks run in
+# registration order and each one receives the output the previous one
+# returned.
+
+captured = []
+with (
+    model[0].register_forward_hook(lambda m, args, out: out.clamp(max=1.0)),
+    model[0].register_forward_hook(lambda m, args, out: captured.append(out)),
+):
+    model(image)
+largest = model[0](image).max().item()
+print(f"largest value without the hook: {largest:.2f}")
+print(f"largest value the second hook saw: {captured[0].max().item():.2f}")
+
+# sphinx_gallery_start_ignore
+# "above 1.00": so the clamp had work to do (random weights and image, 1.56 in the builds
+# so far); "at most 1.00": exactly 1 where it clamped
+assert largest > 1.005, largest
+assert captured[0].max().item() == 1.0
+# sphinx_gallery_end_ignore
+
+# %%
+# .. rst-class:: solution
 #
-#       # 1. the pre-hook checks the module's training flag at every call
-#       def add_noise(module, args):
-#           if module.training:
-#               return (args[0] + 0.1 * torch.randn_like(args[0]),)
-#           return None
-#
-#       with layer.register_forward_pre_hook(add_noise):
-#           layer.train()
-#           noisy = layer(x)
-#           layer.eval()
-#           clean = layer(x)
-#       layer.train()  # back to the default mode
-#       print("training mode, output changed:", not torch.equal(noisy, out_plain))
-#       print("eval mode, output unchanged:  ", torch.equal(clean, out_plain))
-#
-#       # 2. the second hook receives what the first one returned
-#       captured = []
-#       with (
-#           model[0].register_forward_hook(lambda m, a, out: out.clamp(max=1.0)),
-#           model[0].register_forward_hook(lambda m, a, out: captured.append(out)),
-#       ):
-#           model(image)
-#       print(f"largest value without the hook: {model[0](image).max().item():.2f}")
-#       print(f"largest value the second hook saw: {captured[0].max().item():.2f}")
-#
-#       # 3. the always_call hook gets output=None when forward raised
-#       counts = {"started": 0, "finished": 0}
-#
-#       def on_start(module, args):
-#           counts["started"] += 1
-#
-#       def on_end(module, args, output):
-#           if output is not None:
-#               counts["finished"] += 1
-#
-#       with (
-#           fragile.register_forward_pre_hook(on_start),
-#           fragile.register_forward_hook(on_end, always_call=True),
-#       ):
-#           fragile(torch.ones(2))
-#           try:
-#               fragile(torch.tensor([float("nan")]))
-#           except ValueError:
-#               pass
-#       print(counts)
-#
-#    **Answers**
-#
-#    1. In training mode the noise changes the output (``True``); in
-#       evaluation mode the hook returns ``None`` and the output is exactly the
-#       plain ``layer(x)`` (``True``). ``module.training`` is the same flag
-#       that Dropout reads.
-#    2. Without the hook the layer's largest value is 1.56; the second hook
-#       saw at most 1.00, because hooks run in registration order and each one
-#       receives the output the previous one returned.
-#    3. It prints ``{'started': 2, 'finished': 1}``: both calls started, and
-#       only the first finished, since the ``always_call`` hook gets
-#       ``output=None`` when ``forward`` raises.
+# **Solution 3.** It prints ``{'started': 2, 'finished': 1}``: both calls
+# started, and only the first finished, since the ``always_call`` hook gets
+# ``output=None`` when ``forward`` raises.
+
+counts = {"started": 0, "finished": 0}
+
+
+def on_start(module, args):
+    counts["started"] += 1
+
+
+def on_end(module, args, output):
+    if output is not None:
+        counts["finished"] += 1
+
+
+with (
+    fragile.register_forward_pre_hook(on_start),
+    fragile.register_forward_hook(on_end, always_call=True),
+):
+    fragile(torch.ones(2))
+    try:
+        fragile(torch.tensor([float("nan")]))
+    except ValueError as error:
+        print("caught:", error)
+print(counts)
+
+# sphinx_gallery_start_ignore
+assert counts == {"started": 2, "finished": 1}
+from page_checks import assert_no_hooks_left  # docs/_ext: the build's check
+
+assert_no_hooks_left(globals())
+# sphinx_gallery_end_ignore

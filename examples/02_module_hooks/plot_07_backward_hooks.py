@@ -69,6 +69,10 @@ with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     hook_handle = conv.register_backward_hook(backward_hook)
     print("warnings after registering:", len(caught))
+    # sphinx_gallery_start_ignore
+    # "The deprecation warning comes from the forward pass, not from the registration."
+    assert len(caught) == 0
+    # sphinx_gallery_end_ignore
     output = conv(x)
     print("warnings after the forward pass:", len(caught))
     loss = output.sum()
@@ -77,6 +81,22 @@ hook_handle.remove()
 
 for warning in caught:
     print(f"{warning.category.__name__}: {str(warning.message)[:110]}...")
+
+# sphinx_gallery_start_ignore
+# one FutureWarning, from the forward pass ("multiple autograd Nodes", quoted below)
+assert [w.category for w in caught] == [FutureWarning]
+assert str(caught[0].message).startswith(
+    "Using a non-full backward hook when the forward contains multiple autograd Nodes"
+)
+# "Three input gradients ...: their shapes are those of x, of the weight and of the bias":
+# the same hook's arguments, recorded instead of printed
+old_hook_grads = []
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", FutureWarning)
+    with conv.register_backward_hook(lambda _m, grad_in, _out: old_hook_grads.append(grad_in)):
+        conv(x).sum().backward()
+assert shapes(old_hook_grads[0]) == [tuple(x.shape), tuple(conv.weight.shape), (2,)]
+# sphinx_gallery_end_ignore
 
 # %%
 # Three "input gradients" for a layer that takes one input: their shapes are
@@ -99,6 +119,16 @@ output = conv(x)  # the hook is gone: this only builds the graph
 print("node that made the output:", type(output.grad_fn).__name__)
 print("nodes feeding it:", [type(node).__name__ for node, _ in output.grad_fn.next_functions])
 print("grad_fn of the module's input x:", x.grad_fn)
+
+# sphinx_gallery_start_ignore
+# "The convolution node has three inputs: x, the weight and the bias, each a leaf and so
+# fed by an AccumulateGrad node. The module's input x is a leaf with no grad_fn at all."
+assert type(output.grad_fn).__name__ == "ConvolutionBackward0"
+feeding = [type(node).__name__ for node, _ in output.grad_fn.next_functions]
+assert feeding == ["AccumulateGrad"] * 3
+assert x.is_leaf
+assert x.grad_fn is None
+# sphinx_gallery_end_ignore
 
 # %%
 # The convolution node has three inputs: ``x``, the weight and the bias, each
@@ -135,8 +165,27 @@ cases = {
     "Conv2d on x * 1": (nn.Conv2d(1, 2, kernel_size=2), x * 1),
     "ReLU then Tanh on x * 1": (nn.Sequential(nn.ReLU(), nn.Tanh()), x * 1),
 }
+warns = {}
 for name, (module, inputs) in cases.items():
-    print(f"{name:24s} warns: {warns_multiple_nodes(module, inputs)}")
+    warns[name] = warns_multiple_nodes(module, inputs)
+    print(f"{name:24s} warns: {warns[name]}")
+
+# sphinx_gallery_start_ignore
+# "A bare nn.ReLU ... warns on the leaf x and not on x * 1 ... A convolution warns on
+# x * 1 too (its parameters), and so do two operations in a row"
+assert warns == {
+    "ReLU on the leaf x": True,
+    "ReLU on x * 1": False,
+    "Conv2d on x * 1": True,
+    "ReLU then Tanh on x * 1": True,
+}
+# "every layer with parameters gets this warning" (even frozen ones); "any module called
+# on a leaf gets the warning"
+frozen = nn.Conv2d(1, 2, kernel_size=2, bias=False).requires_grad_(False)
+assert warns_multiple_nodes(frozen, x * 1)
+assert warns_multiple_nodes(nn.Linear(4, 2), x.view(4, 4) * 1)
+assert warns_multiple_nodes(nn.Tanh(), x)
+# sphinx_gallery_end_ignore
 
 # %%
 # The wording is loose, but the conclusion holds: this ``grad_input`` is not
@@ -169,6 +218,15 @@ print("grad_output:", shapes(recorded["grad_output"]))
 print("grad_input[0] equals x.grad:", torch.equal(recorded["grad_input"][0], x.grad))
 print("grad_output is all ones:", bool((recorded["grad_output"][0] == 1).all()))
 
+# sphinx_gallery_start_ignore
+# "grad_input those with respect to its positional inputs: one entry per input";
+# "The loss is a plain sum, so grad_output is all ones"
+assert shapes(recorded["grad_input"]) == [(1, 1, 4, 4)]
+assert shapes(recorded["grad_output"]) == [(1, 2, 3, 3)]
+assert torch.equal(recorded["grad_input"][0], x.grad)
+assert bool((recorded["grad_output"][0] == 1).all())
+# sphinx_gallery_end_ignore
+
 # %%
 # The loss is a plain sum, so ``grad_output`` is all ones. The parameters'
 # gradients are not part of ``grad_input``: they go to
@@ -190,6 +248,13 @@ with warnings.catch_warnings(record=True) as caught:
 print("grad_input:", recorded["grad_input"])
 for warning in caught:
     print(f"{warning.category.__name__}: {str(warning.message)[:95]}...")
+
+# sphinx_gallery_start_ignore
+# "Its full backward hook still fires, with grad_input = (None,), and PyTorch warns"
+assert recorded["grad_input"] == (None,)
+assert [w.category for w in caught] == [UserWarning]
+assert str(caught[0].message).startswith("Full backward hook is firing")
+# sphinx_gallery_end_ignore
 
 # %%
 # Where the old hook is wrong: several operations
@@ -233,6 +298,14 @@ for name, grad in grads.items():
 print("full hook == autograd:", torch.equal(grads["full hook"], grads["autograd (x.grad)"]))
 print("old hook == autograd: ", torch.equal(grads["old hook"], grads["autograd (x.grad)"]))
 
+# sphinx_gallery_start_ignore
+# "the true gradient is 5 where x > 0 and 0 elsewhere. The old hook only sees ... the
+# multiplication by 5"; the summary quotes [5, 5, 5, 5] instead of [0, 5, 0, 5]
+assert grads["autograd (x.grad)"].tolist() == [0.0, 5.0, 0.0, 5.0]
+assert grads["full hook"].tolist() == [0.0, 5.0, 0.0, 5.0]
+assert grads["old hook"].tolist() == [5.0, 5.0, 5.0, 5.0]
+# sphinx_gallery_end_ignore
+
 # %%
 # The old hook reports ``d(loss)/d(relu(x))``, the gradient at the input of
 # the multiplication, as if the ReLU did not exist. The full hook reports
@@ -256,6 +329,15 @@ for api in ["register_backward_hook", "register_full_backward_hook"]:
             linear(x).sum().backward()
     grad_input = recorded["grad_input"]
     print(f"{api:28s} len(grad_input) = {len(grad_input)}, shapes {shapes(grad_input)}")
+    # sphinx_gallery_start_ignore
+    # "the old hook's grad_input holds the gradients for the bias, the input and the
+    # transposed weight. The full hook's has one entry, for the input."
+    expected = {
+        "register_backward_hook": [(2,), (4, 3), (3, 2)],
+        "register_full_backward_hook": [(4, 3)],
+    }
+    assert shapes(grad_input) == expected[api]
+    # sphinx_gallery_end_ignore
 
 # %%
 # Mixing both APIs raises ``RuntimeError``
@@ -270,6 +352,10 @@ try:
     linear.register_backward_hook(record_grads)
 except RuntimeError as error:
     print("RuntimeError:", error)
+    # sphinx_gallery_start_ignore
+    # "Registering the other kind raises an error at once"
+    assert "Cannot use both regular backward hooks and full backward hooks" in str(error)  # noqa: PT017
+    # sphinx_gallery_end_ignore
 
 # %%
 # The module remembers the kind even after the handle is removed: a layer that
@@ -284,6 +370,10 @@ try:
     linear.register_full_backward_hook(record_grads)
 except RuntimeError as error:
     print("RuntimeError after remove():", error)
+    # sphinx_gallery_start_ignore
+    # "The module remembers the kind even after the handle is removed"
+    assert "Cannot use both regular backward hooks and full backward hooks" in str(error)  # noqa: PT017
+    # sphinx_gallery_end_ignore
 
 # %%
 # Full backward pre-hooks: changing ``grad_output``
@@ -316,6 +406,12 @@ with linear.register_full_backward_pre_hook(double_grad_output):
 print("x.grad doubled:     ", torch.allclose(x.grad, 2 * plain_x_grad))
 print("weight.grad doubled:", torch.allclose(linear.weight.grad, 2 * plain_weight_grad))
 
+# sphinx_gallery_start_ignore
+# "doubling grad_output doubles both x.grad and linear.weight.grad"
+assert torch.allclose(x.grad, 2 * plain_x_grad)
+assert torch.allclose(linear.weight.grad, 2 * plain_weight_grad)
+# sphinx_gallery_end_ignore
+
 # %%
 # A full backward hook may return a new ``grad_input`` in the same way. That
 # replaces only the gradient passed on towards the module's inputs: below,
@@ -334,6 +430,12 @@ with linear.register_full_backward_hook(zero_grad_input):
 
 print("x.grad all zero:      ", bool((x.grad == 0).all()))
 print("weight.grad unchanged:", torch.allclose(linear.weight.grad, plain_weight_grad))
+
+# sphinx_gallery_start_ignore
+# "x.grad becomes zero while the weight's gradient is the plain one"
+assert bool((x.grad == 0).all())
+assert torch.allclose(linear.weight.grad, plain_weight_grad)
+# sphinx_gallery_end_ignore
 
 # %%
 #
@@ -367,51 +469,76 @@ print("weight.grad unchanged:", torch.allclose(linear.weight.grad, plain_weight_
 # 3. Write a full backward hook that returns ``grad_input`` clamped to
 #    ``[-1, 1]``, and check on ``ReluTimesFive`` that ``x.grad`` is then at
 #    most 1.
+
+# %%
+# .. rst-class:: solution
 #
-# .. dropdown:: Solutions
+# **Solution 1.** The hook stores both gradients, and ``s`` is the sigmoid's
+# output. It prints ``True``: ``grad_input[0]`` is ``grad_output[0]`` times
+# the sigmoid's local derivative ``s * (1 - s)``, the chain rule for one
+# module.
+
+sigmoid = nn.Sigmoid()
+x = torch.randn(5, requires_grad=True)
+store = {}
+with sigmoid.register_full_backward_hook(
+    lambda m, grad_input, grad_output: store.update(gi=grad_input[0], go=grad_output[0])
+):
+    s = sigmoid(x)
+    s.sum().backward()
+print(torch.allclose(store["gi"], store["go"] * s.detach() * (1 - s.detach())))
+
+# sphinx_gallery_start_ignore
+assert torch.allclose(store["gi"], store["go"] * s.detach() * (1 - s.detach()))
+# sphinx_gallery_end_ignore
+
+# %%
+# .. rst-class:: solution
 #
-#    .. code-block:: python
+# **Solution 2.** The pre-hook zeroes the gradient of output unit 1 before
+# the module's gradients are computed, so the weight gradient's row for unit 1
+# is ``tensor([0., 0., 0.])``: that unit's weights get no gradient, while
+# those of unit 0 get their usual one.
+
+linear = nn.Linear(3, 2)
+
+
+def keep_unit_0(module, grad_output):
+    mask = torch.tensor([1.0, 0.0])
+    return (grad_output[0] * mask,)
+
+
+with linear.register_full_backward_pre_hook(keep_unit_0):
+    linear(torch.randn(4, 3)).sum().backward()
+print("weight.grad, row of unit 0:", linear.weight.grad[0])
+print("weight.grad, row of unit 1:", linear.weight.grad[1])
+
+# sphinx_gallery_start_ignore
+assert torch.equal(linear.weight.grad[1], torch.zeros(3))
+assert bool((linear.weight.grad[0] != 0).all())  # "those of unit 0 get their usual one"
+# sphinx_gallery_end_ignore
+
+# %%
+# .. rst-class:: solution
 #
-#       # 1. the hook stores both gradients; s is the sigmoid's output
-#       sigmoid = nn.Sigmoid()
-#       x = torch.randn(5, requires_grad=True)
-#       store = {}
-#       with sigmoid.register_full_backward_hook(
-#           lambda m, gi, go: store.update(gi=gi[0], go=go[0])
-#       ):
-#           s = sigmoid(x)
-#           s.sum().backward()
-#       print(torch.allclose(store["gi"], store["go"] * s.detach() * (1 - s.detach())))
-#
-#       # 2. zero the gradient of output unit 1 before the module's gradients
-#       linear = nn.Linear(3, 2)
-#
-#       def keep_unit_0(module, grad_output):
-#           mask = torch.tensor([1.0, 0.0])
-#           return (grad_output[0] * mask,)
-#
-#       with linear.register_full_backward_pre_hook(keep_unit_0):
-#           linear(torch.randn(4, 3)).sum().backward()
-#       print(linear.weight.grad[1])
-#
-#       # 3. the hook's return value replaces grad_input
-#       def clamp_grad_input(module, grad_input, grad_output):
-#           return tuple(g.clamp(-1.0, 1.0) for g in grad_input)
-#
-#       module = ReluTimesFive()
-#       with module.register_full_backward_hook(clamp_grad_input):
-#           x = torch.tensor([-1.0, 2.0, -3.0, 4.0], requires_grad=True)
-#           module(x).sum().backward()
-#       print(x.grad)
-#
-#    **Answers**
-#
-#    1. It prints ``True``: ``grad_input[0]`` is ``grad_output[0]`` times the
-#       sigmoid's local derivative ``s * (1 - s)``, the chain rule for one
-#       module.
-#    2. It prints ``tensor([0., 0., 0.])``: with the gradient of output unit 1
-#       set to zero before the module's gradients are computed, the weight row
-#       of that unit gets no gradient.
-#    3. It prints ``tensor([0., 1., 0., 1.])``: the true gradient
-#       ``[0, 5, 0, 5]``, clamped to at most 1, and ``x.grad`` receives the
-#       clamped values.
+# **Solution 3.** The hook's return value replaces ``grad_input``. It prints
+# ``tensor([0., 1., 0., 1.])``: the true gradient ``[0, 5, 0, 5]``, clamped
+# to at most 1, and ``x.grad`` receives the clamped values.
+
+
+def clamp_grad_input(module, grad_input, grad_output):
+    return tuple(g.clamp(-1.0, 1.0) for g in grad_input)
+
+
+module = ReluTimesFive()
+with module.register_full_backward_hook(clamp_grad_input):
+    x = torch.tensor([-1.0, 2.0, -3.0, 4.0], requires_grad=True)
+    module(x).sum().backward()
+print(x.grad)
+
+# sphinx_gallery_start_ignore
+assert x.grad.tolist() == [0.0, 1.0, 0.0, 1.0]
+from page_checks import assert_no_hooks_left  # docs/_ext: the build's check
+
+assert_no_hooks_left(globals())
+# sphinx_gallery_end_ignore

@@ -80,6 +80,11 @@ for call in range(1, 6):
         f"call {call}: hooks on model.conv = {ht.count_hooks(model.conv).total}, "
         f"hooks that ran = {hook_runs}"
     )
+    # sphinx_gallery_start_ignore
+    # "Every call adds one hook, and every hook runs on every later forward pass"
+    assert ht.count_hooks(model.conv).total == call
+    assert hook_runs == call
+    # sphinx_gallery_end_ignore
 
 # %%
 # Every call adds one hook, and every hook runs on every later forward pass
@@ -89,6 +94,11 @@ for call in range(1, 6):
 hook_runs = 0
 model(x)
 print("hooks that ran during a plain model(x):", hook_runs)
+
+# sphinx_gallery_start_ignore
+# "including ordinary ones that have nothing to do with get_activation": all five
+assert hook_runs == 5
+# sphinx_gallery_end_ignore
 
 # %%
 # With a real network and a backward hook as well (as in a naive Grad-CAM
@@ -107,10 +117,22 @@ print("hooks that ran during a plain model(x):", hook_runs)
 clean_model = ht.TinyConvNet()
 handle = clean_model.conv.register_forward_hook(lambda _module, _args, _output: None)
 print("hooks after register:", ht.count_hooks(clean_model.conv).total)
+# sphinx_gallery_start_ignore
+assert ht.count_hooks(clean_model.conv).total == 1
+# sphinx_gallery_end_ignore
 handle.remove()
 print("hooks after remove():", ht.count_hooks(clean_model.conv).total)
+# sphinx_gallery_start_ignore
+# "Its remove() takes the hook off"
+assert ht.count_hooks(clean_model.conv).total == 0
+# sphinx_gallery_end_ignore
 handle.remove()  # idempotent: no error
 print("hooks after a second remove():", ht.count_hooks(clean_model.conv).total)
+
+# sphinx_gallery_start_ignore
+# "a second remove() does nothing"
+assert ht.count_hooks(clean_model.conv).total == 0
+# sphinx_gallery_end_ignore
 
 # %%
 # The fixed helper removes its hook in a ``finally`` block, so the hook goes
@@ -135,6 +157,11 @@ for _ in range(5):
     activation = get_activation_safely(clean_model, clean_model.conv, x)
 print("hooks after 5 calls:", ht.count_hooks(clean_model.conv).total)
 
+# sphinx_gallery_start_ignore
+# "The fixed helper removes its hook in a finally block"
+assert ht.count_hooks(clean_model.conv).total == 0
+# sphinx_gallery_end_ignore
+
 # %%
 # Handles are context managers
 # ----------------------------
@@ -145,8 +172,16 @@ print("hooks after 5 calls:", ht.count_hooks(clean_model.conv).total)
 
 with clean_model.conv.register_forward_hook(lambda _module, _args, _output: print("  hook ran")):
     print("inside the with block:", ht.count_hooks(clean_model.conv).total, "hook")
+    # sphinx_gallery_start_ignore
+    assert ht.count_hooks(clean_model.conv).total == 1
+    # sphinx_gallery_end_ignore
     clean_model(x)
 print("after the with block:", ht.count_hooks(clean_model.conv).total, "hooks")
+
+# sphinx_gallery_start_ignore
+# "the hook is removed when the block ends"
+assert ht.count_hooks(clean_model.conv).total == 0
+# sphinx_gallery_end_ignore
 
 # %%
 # Even an exception inside the block removes the hook:
@@ -156,7 +191,15 @@ try:
         clean_model(torch.randn(1, 3, 4, 4))  # wrong number of channels
 except RuntimeError as error:
     print("RuntimeError:", str(error).splitlines()[0][:80], "...")
+    # sphinx_gallery_start_ignore
+    assert "expected input[1, 3, 4, 4] to have 1 channels" in str(error)  # noqa: PT017
+    # sphinx_gallery_end_ignore
 print("hooks left:", ht.count_hooks(clean_model.conv).total)
+
+# sphinx_gallery_start_ignore
+# "Even an exception inside the block removes the hook"
+assert ht.count_hooks(clean_model.conv).total == 0
+# sphinx_gallery_end_ignore
 
 # %%
 # Many hooks at once: ``HookGroup``
@@ -183,6 +226,11 @@ finally:
         handle.remove()
 print(events)
 
+# sphinx_gallery_start_ignore
+assert events == ["forward", "backward"]
+assert ht.count_hooks(clean_model).total == 0
+# sphinx_gallery_end_ignore
+
 # %%
 # A ``HookGroup`` registers through short methods (``forward``,
 # ``forward_pre``, ``full_backward``, ``full_backward_pre``, ``tensor``...),
@@ -194,9 +242,19 @@ with ht.HookGroup() as hooks:
     hooks.forward(clean_model.conv, lambda _m, _args, _out: events.append("forward"))
     hooks.full_backward(clean_model.fc, lambda _m, _gin, _gout: events.append("backward"))
     print("handles in the group:", len(hooks))
+    # sphinx_gallery_start_ignore
+    assert len(hooks) == 2
+    # sphinx_gallery_end_ignore
     clean_model(x).sum().backward()
 print(events)
 print("handles after the block:", len(hooks))
+
+# sphinx_gallery_start_ignore
+# "owns every handle, and removes them all when its with block ends"
+assert events == ["forward", "backward"]
+assert len(hooks) == 0
+assert ht.count_hooks(clean_model).total == 0
+# sphinx_gallery_end_ignore
 
 # %%
 # Counting hooks: ``count_hooks``
@@ -208,11 +266,23 @@ print("handles after the block:", len(hooks))
 
 print(ht.count_hooks(model))
 
+# sphinx_gallery_start_ignore
+# the leak: the five forward hooks on conv, nothing elsewhere
+assert list(ht.count_hooks(model)) == ["conv"]
+assert ht.count_hooks(model)["conv"].forward == 5
+assert ht.count_hooks(model).total == 5
+# sphinx_gallery_end_ignore
+
 # %%
 # On the clean model, the report is empty:
 
 print(ht.count_hooks(clean_model))
 print(ht.count_hooks(clean_model) == {})
+
+# sphinx_gallery_start_ignore
+# "On the clean model, the report is empty"
+assert ht.count_hooks(clean_model) == {}
+# sphinx_gallery_end_ignore
 
 # %%
 # Recording activations: ``capture_activations``
@@ -237,6 +307,16 @@ print(
 )
 print("hooks left:", ht.count_hooks(clean_model).total)
 
+# sphinx_gallery_start_ignore
+# "it stores the latest detached output of each, and removes its hooks ... The values
+# stay readable afterwards"
+assert list(acts) == ["conv", "relu", "fc"]
+assert torch.equal(acts["fc"], logits.detach())
+assert not acts["fc"].requires_grad
+assert torch.equal(acts["relu"], acts["conv"].clamp(min=0))
+assert ht.count_hooks(clean_model).total == 0
+# sphinx_gallery_end_ignore
+
 # %%
 # Asking for a layer that does not exist gives an error that lists the close
 # names, and no hook is left behind:
@@ -246,7 +326,16 @@ try:
         clean_model(x)
 except ValueError as error:
     print("ValueError:", error)
+    # sphinx_gallery_start_ignore
+    # "an error that lists the close names"
+    assert "did you mean 'relu'?" in str(error)  # noqa: PT017
+    # sphinx_gallery_end_ignore
 print("hooks left:", ht.count_hooks(clean_model).total)
+
+# sphinx_gallery_start_ignore
+# "and no hook is left behind"
+assert ht.count_hooks(clean_model).total == 0
+# sphinx_gallery_end_ignore
 
 # %%
 # The last resort: ``remove_all_hooks``
@@ -260,8 +349,15 @@ print("hooks left:", ht.count_hooks(clean_model).total)
 # removes hooks that other code registered on purpose, so use it only to
 # rescue a model like this one, never as routine clean-up.
 
-print("removed:", ht.remove_all_hooks(model))
+removed = ht.remove_all_hooks(model)
+print("removed:", removed)
 print(ht.count_hooks(model))
+
+# sphinx_gallery_start_ignore
+# "returns how many hooks it removed: the five of the leak"
+assert removed == 5
+assert ht.count_hooks(model) == {}
+# sphinx_gallery_end_ignore
 
 # %%
 # Undetached outputs keep their graph alive
@@ -290,8 +386,16 @@ def inputs_still_alive(store_output):
     return [ref() is not None for ref in input_refs]
 
 
-print("stored output:          ", inputs_still_alive(lambda out: out))
-print("stored output.detach(): ", inputs_still_alive(lambda out: out.detach()))
+alive_with_output = inputs_still_alive(lambda out: out)
+alive_with_detached = inputs_still_alive(lambda out: out.detach())
+print("stored output:          ", alive_with_output)
+print("stored output.detach(): ", alive_with_detached)
+
+# sphinx_gallery_start_ignore
+# a stored output keeps its input batch alive; a detached one does not
+assert alive_with_output == [True, True, True]
+assert alive_with_detached == [False, False, False]
+# sphinx_gallery_end_ignore
 
 # %%
 # In a training loop this grows by one graph and one input batch per step:
@@ -325,42 +429,65 @@ print("stored output.detach(): ", inputs_still_alive(lambda out: out.detach()))
 #    block, catch it outside, and check that no hook is left.
 # 3. Make ``inputs_still_alive`` store ``out.detach().clone()`` instead. Are
 #    the inputs kept alive? Why is that?
+
+# %%
+# .. rst-class:: solution
 #
-# .. dropdown:: Solutions
+# **Solution 1.** ``capture_activations`` removes its hook when the ``with``
+# block ends, so no hook is left after 5 calls (``True``): each call's hook
+# lives only inside its ``with`` block, and nothing piles up, unlike the leaky
+# ``get_activation`` at the top of the page.
+
+
+def get_activation(model, layer_name, x):
+    with ht.capture_activations(model, [layer_name]) as acts:
+        model(x)
+    return acts[layer_name]
+
+
+for _ in range(5):
+    get_activation(clean_model, "conv", x)
+print("no hook left after 5 calls:", ht.count_hooks(clean_model) == {})
+
+# sphinx_gallery_start_ignore
+assert ht.count_hooks(clean_model) == {}
+# sphinx_gallery_end_ignore
+
+# %%
+# .. rst-class:: solution
 #
-#    .. code-block:: python
+# **Solution 2.** The error reaches the ``except`` clause (``caught: something
+# went wrong``) and no hook is left (``True``): the group removed both hooks
+# on its way out and did not swallow the exception.
+
+try:
+    with ht.HookGroup() as hooks:
+        hooks.forward(clean_model.conv, lambda m, args, out: None)
+        hooks.full_backward(clean_model.conv, lambda m, grad_in, grad_out: None)
+        msg = "something went wrong"
+        raise ValueError(msg)
+except ValueError as error:
+    print("caught:", error)
+print("no hook left after the error:", ht.count_hooks(clean_model) == {})
+
+# sphinx_gallery_start_ignore
+assert len(hooks) == 0
+assert ht.count_hooks(clean_model) == {}
+# sphinx_gallery_end_ignore
+
+# %%
+# .. rst-class:: solution
 #
-#       # 1. capture_activations removes its hook when the with block ends
-#       def get_activation(model, layer_name, x):
-#           with ht.capture_activations(model, [layer_name]) as acts:
-#               model(x)
-#           return acts[layer_name]
-#
-#       for _ in range(5):
-#           get_activation(clean_model, "conv", x)
-#       print("no hook left after 5 calls:", ht.count_hooks(clean_model) == {})
-#
-#       # 2. the group removes its hooks and lets the exception through
-#       try:
-#           with ht.HookGroup() as hooks:
-#               hooks.forward(clean_model.conv, lambda m, args, out: None)
-#               hooks.full_backward(clean_model.conv, lambda m, gin, gout: None)
-#               raise ValueError("something went wrong")
-#       except ValueError as error:
-#           print("caught:", error)
-#       print("no hook left after the error:", ht.count_hooks(clean_model) == {})
-#
-#       # 3. a clone is a new tensor with no grad_fn
-#       print(inputs_still_alive(lambda out: out.detach().clone()))
-#
-#    **Answers**
-#
-#    1. No hook is left after 5 calls (``True``): each call's hook lives only
-#       inside its ``with`` block, so nothing piles up, unlike the leaky
-#       ``get_activation`` at the top of the page.
-#    2. The error reaches the ``except`` clause (``caught: something went
-#       wrong``) and no hook is left (``True``): the group removed both hooks
-#       on its way out and did not swallow the exception.
-#    3. It prints ``[False, False, False]``: the inputs are freed. The clone
-#       is a new tensor with no ``grad_fn``, so nothing links it to the graph
-#       or to the input batches.
+# **Solution 3.** It prints ``[False, False, False]``: the inputs are freed.
+# The clone is a new tensor with no ``grad_fn``, so nothing links it to the
+# graph or to the input batches.
+
+alive_with_clone = inputs_still_alive(lambda out: out.detach().clone())
+print(alive_with_clone)
+
+# sphinx_gallery_start_ignore
+assert alive_with_clone == [False, False, False]
+from page_checks import assert_no_hooks_left  # docs/_ext: the build's check
+
+assert_no_hooks_left(globals())
+# sphinx_gallery_end_ignore

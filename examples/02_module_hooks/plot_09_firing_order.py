@@ -77,6 +77,29 @@ with ht.HookGroup() as hooks:
 
 print("\n".join(events))
 
+# sphinx_gallery_start_ignore
+# "the container's pre-hook fires when model(x) starts, each layer's pre-hook and hook
+# fire around that layer, and the container's forward hook fires last"; backward: "the
+# container's backward pre-hook first ..., then ReLU before Linear, and the container's
+# backward hook last"
+assert events == [
+    "forward pre-hook   Sequential",
+    "forward pre-hook   Linear",
+    "forward hook       Linear",
+    "forward pre-hook   ReLU",
+    "forward hook       ReLU",
+    "forward hook       Sequential",
+    "--- loss.backward() ---",
+    "backward pre-hook  Sequential",
+    "backward pre-hook  ReLU",
+    "backward hook      ReLU",
+    "backward pre-hook  Linear",
+    "backward hook      Linear",
+    "backward hook      Sequential",
+]
+assert len(hooks) == 0  # the group removed its handles
+# sphinx_gallery_end_ignore
+
 # %%
 # Read the forward part as nested calls: the container's pre-hook fires when
 # ``model(x)`` starts, each layer's pre-hook and hook fire around that layer,
@@ -109,6 +132,18 @@ finally:
     global_handle.remove()
 print("\n".join(events))
 
+# sphinx_gallery_start_ignore
+# "Global hooks fire before the per-module hooks of the same kind"; the last line is a
+# Tanh that is not part of model
+assert events == [
+    "global hook      Linear",
+    "per-module hook  Linear",
+    "global hook      ReLU",
+    "global hook      Sequential",
+    "global hook      Tanh",
+]
+# sphinx_gallery_end_ignore
+
 # %%
 # The last line is a ``Tanh`` that is not part of ``model`` and did not even
 # exist when the hook was registered. A global hook reaches every module of
@@ -119,6 +154,11 @@ print("\n".join(events))
 events = []
 model(x)
 print("events after remove():", events)
+
+# sphinx_gallery_start_ignore
+# "The global hook is gone now"
+assert events == []
+# sphinx_gallery_end_ignore
 
 # %%
 # Global hooks are not attached to any module, so
@@ -151,6 +191,10 @@ def summarise(module, args, output):
 
 global_handle = register_module_forward_hook(summarise)
 try:
+    # sphinx_gallery_start_ignore
+    # "Global hooks are not attached to any module, so count_hooks ... does not see them"
+    assert ht.count_hooks(cnn) == {}
+    # sphinx_gallery_end_ignore
     with torch.no_grad():
         cnn(images)
 finally:
@@ -160,6 +204,34 @@ print(f"{'name':8s} {'type':18s} {'output shape':16s} {'params':>7s}")
 for name, kind, shape, params in rows:
     print(f"{name:8s} {kind:18s} {list(shape)!s:16s} {params:7,d}")
 print(f"{'total':44s} {sum(p.numel() for p in cnn.parameters()):7,d}")
+
+# sphinx_gallery_start_ignore
+# "three convolutional blocks, then a global pooling and a linear layer"
+kinds = {name: kind for name, kind, _, _ in rows}
+assert [name for name, kind in kinds.items() if kind == "Conv2d"] == ["conv1", "conv2", "conv3"]
+assert kinds["gap"].startswith("Adaptive")
+assert rows[-1][:2] == ("fc", "Linear")
+assert all(shape[2:] == (1, 1) for name, _, shape, _ in rows if name == "gap")
+# "Per-module hooks on the layers of cnn would give the same table"
+per_module_rows = []
+with ht.HookGroup() as per_module:
+    for leaf_name, leaf in cnn.named_modules():
+        if leaf_name and not list(leaf.children()):
+            per_module.forward(
+                leaf,
+                lambda m, _args, out, leaf_name=leaf_name: per_module_rows.append(
+                    (
+                        leaf_name,
+                        type(m).__name__,
+                        tuple(out.shape),
+                        sum(p.numel() for p in m.parameters()),
+                    )
+                ),
+            )
+    with torch.no_grad():
+        cnn(images)
+assert per_module_rows == rows
+# sphinx_gallery_end_ignore
 
 # %%
 # Per-module hooks on the layers of ``cnn`` would give the same table, without
@@ -179,12 +251,27 @@ summary = ht.trace(cnn, images)
 print(summary.to_text(times=False))
 print("hooks left on cnn:", ht.count_hooks(cnn).total)
 
+# sphinx_gallery_start_ignore
+# "removes them all, and returns the rows ... with the input shapes as well"
+assert ht.count_hooks(cnn).total == 0
+assert [(row.name, row.type, row.output_shapes[0], row.params) for row in summary] == rows
+assert summary[0].input_shapes == ((2, 3, 64, 64),)
+# "to_text(times=False) leaves out the time column"
+assert "time" in summary.to_text().splitlines()[0]
+assert "time" not in summary.to_text(times=False)
+# sphinx_gallery_end_ignore
+
 # %%
 # The rows are named tuples, so they can be used in code as well:
 
 largest = max(summary, key=lambda row: row.params)
 print(f"layer with the most parameters: {largest.name} ({largest.type}, {largest.params:,})")
 print("same total as our table:", summary.total_params == sum(p.numel() for p in cnn.parameters()))
+
+# sphinx_gallery_start_ignore
+assert (largest.name, largest.type) == ("conv3", "Conv2d")
+assert summary.total_params == sum(p.numel() for p in cnn.parameters())
+# sphinx_gallery_end_ignore
 
 # %%
 # Summary
@@ -210,49 +297,70 @@ print("same total as our table:", summary.total_params == sum(p.numel() for p in
 #    forward pass of ``cnn`` makes, and compare with ``len(list(cnn.modules()))``.
 # 3. Call ``ht.trace(cnn, images, leaves_only=False)`` and find the row of the
 #    model itself. What is its output shape?
+
+# %%
+# .. rst-class:: solution
 #
-# .. dropdown:: Solutions
+# **Solution 1.** The order is ``['Linear', 'ReLU', 'Tanh', 'Sequential',
+# 'Sequential']``: a forward hook fires when its module's ``forward``
+# returns, so the inner ``Sequential`` comes after ``ReLU`` and ``Tanh``, and
+# the outer one, which returns last, comes last.
+
+nested = nn.Sequential(nn.Linear(3, 2), nn.Sequential(nn.ReLU(), nn.Tanh()))
+order = []
+with ht.HookGroup() as hooks:
+    for module in nested.modules():
+        label = type(module).__name__
+        hooks.forward(module, lambda m, args, out, label=label: order.append(label))
+    nested(x)
+print(order)
+
+# sphinx_gallery_start_ignore
+assert order == ["Linear", "ReLU", "Tanh", "Sequential", "Sequential"]
+# sphinx_gallery_end_ignore
+
+# %%
+# .. rst-class:: solution
 #
-#    .. code-block:: python
+# **Solution 2.** A global pre-hook sees every module call. A forward pass of
+# ``cnn`` makes 15 module calls, and ``cnn`` has 15 modules (itself
+# included): here each module is called exactly once. A module called twice
+# in ``forward``, or one never called, would make the two numbers differ.
+
+from torch.nn.modules.module import register_module_forward_pre_hook
+
+calls = []
+handle = register_module_forward_pre_hook(lambda m, args: calls.append(m))
+try:
+    with torch.no_grad():
+        cnn(images)
+finally:
+    handle.remove()
+print("module calls:", len(calls), " modules:", len(list(cnn.modules())))
+
+# sphinx_gallery_start_ignore
+# "15 module calls ... 15 modules (itself included): each module is called exactly once"
+assert len(calls) == len(list(cnn.modules())) == 15
+assert {id(m) for m in calls} == {id(m) for m in cnn.modules()}
+# sphinx_gallery_end_ignore
+
+# %%
+# .. rst-class:: solution
 #
-#       # 1. a forward hook fires when its module's forward returns
-#       nested = nn.Sequential(nn.Linear(3, 2), nn.Sequential(nn.ReLU(), nn.Tanh()))
-#       order = []
-#       with ht.HookGroup() as hooks:
-#           for module in nested.modules():
-#               hooks.forward(
-#                   module,
-#                   lambda m, args, out, label=type(module).__name__: order.append(label),
-#               )
-#           nested(x)
-#       print(order)
-#
-#       # 2. a global pre-hook sees every module call
-#       from torch.nn.modules.module import register_module_forward_pre_hook
-#
-#       calls = []
-#       handle = register_module_forward_pre_hook(lambda m, args: calls.append(m))
-#       try:
-#           with torch.no_grad():
-#               cnn(images)
-#       finally:
-#           handle.remove()
-#       print("module calls:", len(calls), " modules:", len(list(cnn.modules())))
-#
-#       # 3. with leaves_only=False the containers get rows too
-#       full = ht.trace(cnn, images, leaves_only=False)
-#       model_row = next(row for row in full if row.name == "")
-#       print(model_row.type, model_row.output_shapes)
-#
-#    **Answers**
-#
-#    1. The order is ``['Linear', 'ReLU', 'Tanh', 'Sequential',
-#       'Sequential']``: a forward hook fires when its module's ``forward``
-#       returns, so the inner ``Sequential`` comes after ``ReLU`` and ``Tanh``,
-#       and the outer one, which returns last, comes last.
-#    2. A forward pass of ``cnn`` makes 15 module calls, and ``cnn`` has 15
-#       modules (itself included): here each module is called exactly once. A
-#       module called twice in ``forward``, or one never called, would make the
-#       two numbers differ.
-#    3. The model's own row is ``SimpleCNN ((2, 5),)``: its output has shape
-#       ``(2, 5)``, one row of five class scores for each of the two images.
+# **Solution 3.** With ``leaves_only=False`` the containers get rows too. The
+# model's own row is ``SimpleCNN ((2, 5),)``: its output has shape
+# ``(2, 5)``, one row of five class scores for each of the two images.
+
+full = ht.trace(cnn, images, leaves_only=False)
+model_row = next(row for row in full if row.name == "")
+print(model_row.type, model_row.output_shapes)
+
+# sphinx_gallery_start_ignore
+assert (model_row.type, model_row.output_shapes) == ("SimpleCNN", ((2, 5),))
+# "one row of five class scores for each of the two images"
+assert images.shape[0] == 2
+assert cnn.fc.out_features == 5
+from page_checks import assert_no_hooks_left  # docs/_ext: the build's check
+
+assert_no_hooks_left(globals())
+# sphinx_gallery_end_ignore
