@@ -50,12 +50,13 @@ import hooks_tutorial as ht
 print("torch", torch.__version__)
 torch.manual_seed(0)
 layer = nn.Linear(4, 3)
-hooks_before = ht.count_hooks(layer)
-print("before pruning:", hooks_before)
+print("before pruning:", ht.count_hooks(layer))
+# sphinx_gallery_start_ignore
+assert not ht.count_hooks(layer)  # "before pruning": no hooks
+# sphinx_gallery_end_ignore
 prune.l1_unstructured(layer, "weight", amount=0.5)
-hooks_after = ht.count_hooks(layer)
 print("after pruning:")
-print(hooks_after)
+print(ht.count_hooks(layer))
 
 # %%
 # Pruning added one forward pre-hook. In plain PyTorch, the hook sits in the
@@ -69,9 +70,8 @@ print("is a BasePruningMethod:", isinstance(hook, prune.BasePruningMethod))
 
 # sphinx_gallery_start_ignore
 # "Pruning added one forward pre-hook ... it is the pruning method object itself"
-assert not hooks_before
-assert list(hooks_after) == [""]
-assert tuple(hooks_after[""]) == (0, 1, 0, 0, 0), hooks_after
+assert list(ht.count_hooks(layer)) == [""]
+assert tuple(ht.count_hooks(layer)[""]) == (0, 1, 0, 0, 0)
 assert [type(h) for h in layer._forward_pre_hooks.values()] == [prune.L1Unstructured]
 # sphinx_gallery_end_ignore
 
