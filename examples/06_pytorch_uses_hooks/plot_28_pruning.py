@@ -51,6 +51,9 @@ print("torch", torch.__version__)
 torch.manual_seed(0)
 layer = nn.Linear(4, 3)
 print("before pruning:", ht.count_hooks(layer))
+# sphinx_gallery_start_ignore
+assert not ht.count_hooks(layer)  # "before pruning": no hooks
+# sphinx_gallery_end_ignore
 prune.l1_unstructured(layer, "weight", amount=0.5)
 print("after pruning:")
 print(ht.count_hooks(layer))
@@ -64,6 +67,13 @@ print(ht.count_hooks(layer))
 for hook in layer._forward_pre_hooks.values():  # keyed by a global handle id
     print(f"forward pre-hook: {type(hook).__name__}")
 print("is a BasePruningMethod:", isinstance(hook, prune.BasePruningMethod))
+
+# sphinx_gallery_start_ignore
+# "Pruning added one forward pre-hook ... it is the pruning method object itself"
+assert list(ht.count_hooks(layer)) == [""]
+assert tuple(ht.count_hooks(layer)[""]) == (0, 1, 0, 0, 0)
+assert [type(h) for h in layer._forward_pre_hooks.values()] == [prune.L1Unstructured]
+# sphinx_gallery_end_ignore
 
 # %%
 # Where the weight went
@@ -81,6 +91,18 @@ print("mask:")
 print(layer.weight_mask)
 print("zeros in weight:", int((layer.weight == 0).sum()), "of", layer.weight.numel())
 
+# sphinx_gallery_start_ignore
+# "renamed it weight_orig (still a parameter ...) and added a buffer weight_mask of zeros
+# and ones. weight is now a plain attribute: a tensor computed from the two"; "pruning
+# half of its weights": 6 of 12
+assert [name for name, _ in layer.named_parameters()] == ["bias", "weight_orig"]
+assert [name for name, _ in layer.named_buffers()] == ["weight_mask"]
+assert not isinstance(layer.weight, nn.Parameter)
+assert type(layer.weight.grad_fn).__name__ == "MulBackward0"
+assert set(layer.weight_mask.unique().tolist()) == {0.0, 1.0}
+assert int((layer.weight == 0).sum()) == 6
+# sphinx_gallery_end_ignore
+
 # %%
 # The pre-hook recomputes ``weight`` before each forward
 # ------------------------------------------------------
@@ -94,12 +116,19 @@ def in_sync():
     return torch.equal(layer.weight, layer.weight_orig * layer.weight_mask)
 
 
-print("in sync after pruning:", in_sync())
+synced = {"after pruning": in_sync()}
 with torch.no_grad():
     layer.weight_orig.add_(1.0)  # what an optimizer step does
-print("in sync after changing weight_orig:", in_sync())
+synced["after changing weight_orig"] = in_sync()
 layer(torch.randn(2, 4))  # the pre-hook fires here
-print("in sync after a forward pass:", in_sync())
+synced["after a forward pass"] = in_sync()
+for moment, value in synced.items():
+    print(f"in sync {moment}:", value)
+
+# sphinx_gallery_start_ignore
+# "weight is out of date until the next forward pass brings it back in line"
+assert list(synced.values()) == [True, False, True], synced
+# sphinx_gallery_end_ignore
 
 # %%
 # Why pruned weights stay zero
@@ -113,6 +142,12 @@ layer(torch.randn(8, 4)).sum().backward()
 pruned = layer.weight_mask == 0
 print("gradient zero at all pruned positions:", bool((layer.weight_orig.grad[pruned] == 0).all()))
 print("all nonzero elsewhere:", bool((layer.weight_orig.grad[~pruned] != 0).all()))
+
+# sphinx_gallery_start_ignore
+# "the gradient that reaches weight_orig is zero wherever the mask is zero"
+assert bool((layer.weight_orig.grad[pruned] == 0).all())
+assert bool((layer.weight_orig.grad[~pruned] != 0).all())
+# sphinx_gallery_end_ignore
 
 # %%
 # A zero gradient does not freeze a weight, though
@@ -131,6 +166,35 @@ print(f"weight_orig moved at all pruned positions: {bool((moved > 0).all())}")
 print(f"largest move at a pruned position: {moved.max():.3f}")
 layer(torch.randn(1, 4))  # the pre-hook applies the mask again
 print("weight still zero at all pruned positions:", bool((layer.weight[pruned] == 0).all()))
+
+# sphinx_gallery_start_ignore
+# "the optimizer does update weight_orig at the pruned positions; what keeps them pruned
+# is the mask, which the pre-hook applies again"
+assert bool((moved > 0).all()), moved
+assert bool((layer.weight[pruned] == 0).all())
+# "The same holds for momentum left over from training before pruning": momentum alone
+# (no weight decay), built up before pruning, moves weight_orig at the pruned positions
+torch.manual_seed(0)
+trained = nn.Linear(4, 3)
+sgd = torch.optim.SGD(trained.parameters(), lr=0.1, momentum=0.9)
+for _ in range(3):
+    sgd.zero_grad()
+    trained(torch.randn(8, 4)).sum().backward()
+    sgd.step()
+prune.l1_unstructured(trained, "weight", amount=0.5)
+assert trained.weight_orig is sgd.param_groups[0]["params"][0]  # the same Parameter
+trained_pruned = trained.weight_mask == 0
+orig_then = trained.weight_orig.detach().clone()
+sgd.zero_grad()
+trained(torch.randn(8, 4)).sum().backward()
+assert bool((trained.weight_orig.grad[trained_pruned] == 0).all())
+sgd.step()
+assert bool((trained.weight_orig.detach() != orig_then)[trained_pruned].all())
+trained(torch.randn(1, 4))
+assert bool((trained.weight[trained_pruned] == 0).all())
+prune.remove(trained, "weight")
+del trained, sgd, trained_pruned, orig_then
+# sphinx_gallery_end_ignore
 
 # %%
 # So the optimizer does update ``weight_orig`` at the pruned positions; what
@@ -162,6 +226,12 @@ print(ht.count_hooks(my_layer))
 same = torch.equal(my_layer.weight, my_layer.weight_orig * my_layer.weight_mask)
 print("weight equals weight_orig * weight_mask:", same)
 
+# sphinx_gallery_start_ignore
+# "This layer behaves like the pruned one above": one forward pre-hook, a masked weight
+assert tuple(ht.count_hooks(my_layer)[""]) == (0, 1, 0, 0, 0)
+assert same
+# sphinx_gallery_end_ignore
+
 # %%
 # Make it permanent: ``prune.remove``
 # -----------------------------------
@@ -175,6 +245,14 @@ print("hooks after prune.remove:", ht.count_hooks(layer))
 print("parameters:", [name for name, _ in layer.named_parameters()])
 print("buffers:   ", [name for name, _ in layer.named_buffers()])
 print("zeros in weight:", int((layer.weight == 0).sum()), "of", layer.weight.numel())
+
+# sphinx_gallery_start_ignore
+# "The zeros stay; the machinery goes."
+assert not ht.count_hooks(layer)
+assert [name for name, _ in layer.named_parameters()] == ["bias", "weight"]
+assert not list(layer.named_buffers())
+assert int((layer.weight == 0).sum()) == 6
+# sphinx_gallery_end_ignore
 
 # %%
 # The modern alternative: parametrizations
@@ -209,6 +287,20 @@ with torch.no_grad():
     original.add_(1.0)  # no forward pass after this
 print("in sync without a forward pass:", torch.equal(param_layer.weight, original * mask))
 
+# sphinx_gallery_start_ignore
+# "It uses no hook: it swaps the layer's class for a subclass ... never out of date, even
+# outside a forward pass"
+assert not ht.count_hooks(param_layer)
+assert type(param_layer).__name__ == "ParametrizedLinear"
+assert isinstance(param_layer, nn.Linear)
+assert type(param_layer) is not nn.Linear
+assert [n for n, _ in param_layer.named_parameters()] == [
+    "bias",
+    "parametrizations.weight.original",
+]
+assert torch.equal(param_layer.weight, original * mask)
+# sphinx_gallery_end_ignore
+
 # %%
 # Since the weight is recomputed on every read, a layer that reads it often
 # pays for it each time; ``with parametrize.cached():`` computes it once per
@@ -218,6 +310,12 @@ print("in sync without a forward pass:", torch.equal(param_layer.weight, origina
 parametrize.remove_parametrizations(param_layer, "weight")
 print("class after removal:", type(param_layer).__name__)
 print("parameters:", [name for name, _ in param_layer.named_parameters()])
+
+# sphinx_gallery_start_ignore
+# "remove_parametrizations ... is the counterpart of prune.remove"
+assert type(param_layer) is nn.Linear
+assert [n for n, _ in param_layer.named_parameters()] == ["bias", "weight"]
+# sphinx_gallery_end_ignore
 
 # %%
 # Summary
@@ -251,75 +349,112 @@ print("parameters:", [name for name, _ in param_layer.named_parameters()])
 #    an input ``x``, add 1 to ``my_layer.weight_orig`` and call it on ``x``
 #    again. Does the output change? Then call ``.sum().backward()`` on both
 #    outputs, one after the other: what happens?
+
+# %%
+# .. rst-class:: solution
 #
-# .. dropdown:: Solutions
+# **Solution 1.** One hook: ``count_hooks`` reports 1. The second call adds no
+# second hook; it replaces the first method with a ``PruningContainer`` that
+# holds both. The second pruning takes half of the weights that are still
+# nonzero, so the zeros go from 6 to 9 of 12, a fraction of 0.75: pruning
+# twice by half does not prune everything.
+
+torch.manual_seed(0)
+twice = nn.Linear(4, 3)
+for call in ("first", "second"):
+    prune.l1_unstructured(twice, "weight", amount=0.5)
+    zeros = int((twice.weight == 0).sum())
+    print(f"zeros after the {call} pruning: {zeros} of {twice.weight.numel()}")
+print(f"fraction of zeros: {(twice.weight == 0).float().mean():.2f}")
+print("hooks:", ht.count_hooks(twice).total)
+print([type(hook).__name__ for hook in twice._forward_pre_hooks.values()])
+
+# sphinx_gallery_start_ignore
+# "One hook ... a PruningContainer that holds both ... from 6 to 9 of 12"
+assert ht.count_hooks(twice).total == 1
+(container,) = twice._forward_pre_hooks.values()
+assert isinstance(container, prune.PruningContainer)
+assert len(container) == 2
+assert zeros == 9
+# sphinx_gallery_end_ignore
+
+prune.remove(twice, "weight")  # done with this layer: keep the zeros, drop the hook
+
+# %%
+# .. rst-class:: solution
 #
-#    .. code-block:: python
+# **Solution 2.** Two hooks, one forward pre-hook on each pruned module
+# (``"0"`` and ``"2"``); the ReLU gets none. Global pruning ranks the 48
+# weights of both layers together and zeroes the 14 smallest
+# (``amount=0.3`` of 48, rounded), wherever they are. The last two lines show how they fall in each
+# layer: not the same fraction in each.
+
+torch.manual_seed(0)
+model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+prune.global_unstructured(
+    [(model[0], "weight"), (model[2], "weight")],
+    pruning_method=prune.L1Unstructured,
+    amount=0.3,
+)
+print(ht.count_hooks(model))
+weights = [model[0].weight, model[2].weight]
+zeros = sum(int((w == 0).sum()) for w in weights)
+print("zeros in total:", zeros, "of", sum(w.numel() for w in weights))
+fractions = []
+for name, weight in zip(("0", "2"), weights, strict=True):
+    zeros = int((weight == 0).sum())
+    fractions.append(zeros / weight.numel())
+    print(f"layer {name}: {zeros} of {weight.numel()} zero ({fractions[-1]:.2f})")
+
+# sphinx_gallery_start_ignore
+# "Two hooks, one forward pre-hook on each pruned module ("0" and "2"); the ReLU gets
+# none"; "zeroes the 14 smallest": round(0.3 * 48); "not the same fraction in each"
+assert {name: tuple(c) for name, c in ht.count_hooks(model).items()} == {
+    "0": (0, 1, 0, 0, 0),
+    "2": (0, 1, 0, 0, 0),
+}
+assert sum(int((w == 0).sum()) for w in weights) == round(0.3 * 48) == 14
+assert fractions[0] != fractions[1], fractions
+# sphinx_gallery_end_ignore
+
+for module in (model[0], model[2]):
+    prune.remove(module, "weight")
+
+# %%
+# .. rst-class:: solution
 #
-#       # 1. one hook, a PruningContainer that holds both methods
-#       torch.manual_seed(0)
-#       twice = nn.Linear(4, 3)
-#       for call in ("first", "second"):
-#           prune.l1_unstructured(twice, "weight", amount=0.5)
-#           zeros = int((twice.weight == 0).sum())
-#           print(f"zeros after the {call} pruning: {zeros} of {twice.weight.numel()}")
-#       print(f"fraction of zeros: {(twice.weight == 0).float().mean():.2f}")
-#       print("hooks:", ht.count_hooks(twice).total)
-#       print([type(hook).__name__ for hook in twice._forward_pre_hooks.values()])
-#       prune.remove(twice, "weight")  # done with this layer: keep the zeros, drop the hook
-#
-#       # 2. one forward pre-hook per pruned module; global pruning ranks
-#       #    the 48 weights of both layers together
-#       torch.manual_seed(0)
-#       model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
-#       prune.global_unstructured(
-#           [(model[0], "weight"), (model[2], "weight")],
-#           pruning_method=prune.L1Unstructured,
-#           amount=0.3,
-#       )
-#       print(ht.count_hooks(model))
-#       weights = [model[0].weight, model[2].weight]
-#       zeros = sum(int((w == 0).sum()) for w in weights)
-#       print("zeros in total:", zeros, "of", sum(w.numel() for w in weights))
-#       for name, weight in zip(("0", "2"), weights):
-#           zeros = int((weight == 0).sum())
-#           print(f"layer {name}: {zeros} of {weight.numel()} zero ({zeros / weight.numel():.2f})")
-#       for module in (model[0], model[2]):
-#           prune.remove(module, "weight")
-#
-#       # 3. the output ignores weight_orig, and the second backward fails
-#       handle.remove()
-#       x = torch.randn(2, 4)
-#       before = my_layer(x)
-#       with torch.no_grad():
-#           my_layer.weight_orig.add_(1.0)
-#       after = my_layer(x)
-#       print("output changed by:", (after - before).abs().max().item())
-#       same = torch.equal(my_layer.weight, my_layer.weight_orig * my_layer.weight_mask)
-#       print("weight equals weight_orig * weight_mask:", same)
-#       before.sum().backward()
-#       try:
-#           after.sum().backward()
-#       except RuntimeError as error:
-#           print("RuntimeError:", str(error).split(" (")[0])
-#
-#    **Answers**
-#
-#    1. One hook: ``count_hooks`` reports 1. The second call adds no second
-#       hook; it replaces the first method with a ``PruningContainer`` that
-#       holds both. The second pruning takes half of the weights that are
-#       still nonzero, so the zeros go from 6 to 9 of 12, a fraction of 0.75:
-#       pruning twice by half does not prune everything.
-#    2. Two hooks, one forward pre-hook on each pruned module (``"0"`` and
-#       ``"2"``); the ReLU gets none. Global pruning ranks the 48 weights of
-#       both layers together and zeroes the 14 smallest, wherever they are:
-#       here 10 of 32 in the first layer and 4 of 16 in the second (0.31 and
-#       0.25), not the same fraction in each.
-#    3. No: the output changed by 0.0. Without the hook nothing recomputes
-#       ``weight``: the layer keeps using the last tensor the hook computed,
-#       which still has the mask's zeros but ignores every change to
-#       ``weight_orig``. Training breaks too: that old tensor carries the
-#       graph of the multiplication that made it, so the second backward
-#       raises ``RuntimeError: Trying to backward through the graph a second
-#       time``. The pre-hook is what gives every forward pass a fresh
-#       ``weight`` and a fresh graph.
+# **Solution 3.** No: the output changed by 0.0. Without the hook nothing
+# recomputes ``weight``: the layer keeps using the last tensor the hook
+# computed, which still has the mask's zeros but ignores every change to
+# ``weight_orig``. Training breaks too: that old tensor carries the graph of
+# the multiplication that made it, so the second backward raises
+# ``RuntimeError: Trying to backward through the graph a second time``. The
+# pre-hook is what gives every forward pass a fresh ``weight`` and a fresh
+# graph.
+
+handle.remove()
+x = torch.randn(2, 4)
+before = my_layer(x)
+with torch.no_grad():
+    my_layer.weight_orig.add_(1.0)
+after = my_layer(x)
+print("output changed by:", (after - before).abs().max().item())
+same = torch.equal(my_layer.weight, my_layer.weight_orig * my_layer.weight_mask)
+print("weight equals weight_orig * weight_mask:", same)
+before.sum().backward()
+try:
+    after.sum().backward()
+except RuntimeError as error:
+    message = str(error)
+    print("RuntimeError:", message.partition(" (")[0])
+
+# sphinx_gallery_start_ignore
+# "the output changed by 0.0"; "ignores every change to weight_orig"; "the second
+# backward raises RuntimeError: Trying to backward through the graph a second time"
+assert torch.equal(after, before)
+assert not same
+assert message.startswith("Trying to backward through the graph a second time")
+from page_checks import assert_no_hooks_left  # docs/_ext: the build's check
+
+assert_no_hooks_left(globals())
+# sphinx_gallery_end_ignore

@@ -89,9 +89,15 @@ for name, module in model.named_modules():
         handles.append(module.register_forward_pre_hook(count_pre_call))
 
 loss = model(inputs)
-print("hook calls after forward: ", sum(calls.values()))
+after_forward = sum(calls.values())
+print("hook calls after forward: ", after_forward)
 loss.backward()
 print("hook calls after backward:", sum(calls.values()))
+
+# sphinx_gallery_start_ignore
+# "Eight linear layers, eight calls, and the backward pass adds none."
+assert after_forward == sum(calls.values()) == 8, calls
+# sphinx_gallery_end_ignore
 
 # %%
 # Eight linear layers, eight calls, and the backward pass adds none. Now the
@@ -101,11 +107,18 @@ model.use_checkpoint = True
 calls.clear()
 pre_calls.clear()
 loss = model(inputs)
-print("hook calls after forward: ", sum(calls.values()))
+after_forward = sum(calls.values())
+print("hook calls after forward: ", after_forward)
 loss.backward()
 print("hook calls after backward:", sum(calls.values()))
 early_stop_calls = dict(calls)
 early_stop_pre_calls = dict(pre_calls)
+
+# sphinx_gallery_start_ignore
+# "each checkpointed block ran its forward pass again ... But not all of them"
+assert after_forward == 8
+assert 8 < sum(calls.values()) < 16, calls
+# sphinx_gallery_end_ignore
 
 # %%
 # During the backward pass, each checkpointed block ran its forward pass
@@ -127,6 +140,16 @@ with set_checkpoint_early_stop(False):
 print(f"{'layer':10} {'pre-hook calls':>15} {'hook calls':>11} {'hook calls (no early stop)':>27}")
 for name, count in early_stop_calls.items():
     print(f"{name:10} {early_stop_pre_calls[name]:>15} {count:>11} {calls[name]:>27}")
+
+# sphinx_gallery_start_ignore
+# "that layer's forward *pre*-hooks fire twice, but its forward hooks only once";
+# "set_checkpoint_early_stop(False) turns this off, and then every layer runs twice"
+assert len(early_stop_calls) == 8
+for name, count in early_stop_calls.items():
+    assert early_stop_pre_calls[name] == 2, name
+    assert count == (2 if name.endswith(".0") else 1), name
+    assert calls[name] == 2, name
+# sphinx_gallery_end_ignore
 
 # %%
 # A hook that counts batches now counts each batch twice or once, depending
@@ -164,6 +187,27 @@ print("activations appended:", len(appended))
 print("activations stored:  ", len(stored))
 print("recomputed equals original:", torch.equal(appended[0], appended[1]))
 
+# sphinx_gallery_start_ignore
+# "collects two per training step"; "a hook that stores under a key ... is unaffected"
+assert len(appended) == 2
+assert len(stored) == 1
+assert torch.equal(appended[0], appended[1])
+# "checkpoint restores the random-number state before the rerun, so even dropout would
+# draw the same mask" (and without preserve_rng_state it draws another one)
+dropout_block = nn.Sequential(nn.Linear(8, 16), nn.Dropout(0.5), nn.Linear(16, 8))
+dropout_input = torch.randn(4, 8, requires_grad=True)
+for preserve, same_mask in ((True, True), (False, False)):
+    dropout_outputs = []
+    with dropout_block[1].register_forward_hook(
+        lambda m, args, out: dropout_outputs.append(out.detach())
+    ):
+        checkpoint(
+            dropout_block, dropout_input, use_reentrant=False, preserve_rng_state=preserve
+        ).sum().backward()
+    assert len(dropout_outputs) == 2
+    assert torch.equal(dropout_outputs[0], dropout_outputs[1]) is same_mask, preserve
+# sphinx_gallery_end_ignore
+
 # %%
 # ``use_reentrant``: pass it explicitly
 # -------------------------------------
@@ -181,13 +225,31 @@ def tensor_hook_on_output(module, args, output):
 
 
 block_input = inputs.clone().requires_grad_()
+outcomes = {}
 for reentrant in (True, False):
     with first_layer.register_forward_hook(tensor_hook_on_output):
         try:
             checkpoint(model.blocks[0], block_input, use_reentrant=reentrant).sum().backward()
-            print(f"use_reentrant={reentrant}: works")
+            outcomes[reentrant] = "works"
         except RuntimeError as error:
-            print(f"use_reentrant={reentrant}: RuntimeError: {error}")
+            outcomes[reentrant] = f"RuntimeError: {error}"
+    print(f"use_reentrant={reentrant}: {outcomes[reentrant]}")
+
+# sphinx_gallery_start_ignore
+# "a hook cannot attach a tensor hook to the output: the output does not require a
+# gradient"; the newer mode works
+assert outcomes[True] == (
+    "RuntimeError: cannot register a hook on a tensor that doesn't require gradient"
+), outcomes
+assert outcomes[False] == "works"
+# "Calling checkpoint without the argument gives a warning."
+import warnings
+
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    checkpoint(model.blocks[0], block_input)
+assert any("use_reentrant parameter should be passed explicitly" in str(w.message) for w in caught)
+# sphinx_gallery_end_ignore
 
 # %%
 # How much memory does checkpointing save?
@@ -227,6 +289,14 @@ for use_checkpoint in (False, True):
     print(f"{label} {saved[use_checkpoint][0]:>7} bytes in {saved[use_checkpoint][1]} tensors")
 print(f"ratio: {saved[True][0] / saved[False][0]:.3f}")
 
+# sphinx_gallery_start_ignore
+# "each block keeps its input and its hidden activation (four times wider). With it,
+# only the input of each block is kept: one 64×128 float32 tensor per block"
+block_bytes = 64 * 128 * 4
+assert saved[False] == (4 * (block_bytes + 4 * block_bytes), 8), saved
+assert saved[True] == (4 * block_bytes, 4), saved
+# sphinx_gallery_end_ignore
+
 # %%
 # Without checkpointing, each block keeps its input and its hidden
 # activation (four times wider). With it, only the input of each block is
@@ -248,6 +318,11 @@ print(
     "checkpoint's hooks are saved_tensors_hooks:",
     issubclass(checkpoint_module._checkpoint_hook, torch.autograd.graph.saved_tensors_hooks),
 )
+
+# sphinx_gallery_start_ignore
+# "checkpoint(use_reentrant=False) installs its own saved-tensor hooks around the block"
+assert issubclass(checkpoint_module._checkpoint_hook, torch.autograd.graph.saved_tensors_hooks)
+# sphinx_gallery_end_ignore
 
 # %%
 # Offloading: keep saved tensors elsewhere
@@ -298,6 +373,14 @@ print(
     issubclass(torch.autograd.graph.save_on_cpu, torch.autograd.graph.saved_tensors_hooks),
 )
 
+# sphinx_gallery_start_ignore
+# "the pack hook writes the tensor to disk ... the unpack hook reads it back";
+# "save_on_cpu() is a pair of saved-tensor hooks"
+assert files
+assert all(torch.equal(a, b) for a, b in zip(reference, on_disk, strict=True))
+assert issubclass(torch.autograd.graph.save_on_cpu, torch.autograd.graph.saved_tensors_hooks)
+# sphinx_gallery_end_ignore
+
 # %%
 # Writing every saved tensor, parameter views included, is slow: a real
 # offloading hook skips parameters and small tensors, and copies in the
@@ -332,6 +415,16 @@ print(f"one forward pass:                  {forward_flops:>10} FLOPs")
 print(f"backward pass without checkpoint:  {backward_flops[False]:>10} FLOPs")
 print(f"backward pass with checkpoint:     {backward_flops[True]:>10} FLOPs")
 print(f"recomputation: {recompute_flops / forward_flops:.2f} of a forward pass")
+
+# sphinx_gallery_start_ignore
+# "The recomputation costs half a forward pass ... the first linear layer of each block
+# runs again, and the second is stopped before its matrix product": one 64x128 @ 128x512
+# product (2 FLOPs per multiply-add) per block; "a second forward call for half of the
+# layers": 4 of the 8 layers fire twice
+assert recompute_flops * 2 == forward_flops
+assert recompute_flops == 4 * 2 * 64 * 128 * 512
+assert sum(count == 2 for count in early_stop_calls.values()) == 4
+# sphinx_gallery_end_ignore
 
 # %%
 # The recomputation costs half a forward pass, not a whole one: the first
@@ -400,55 +493,84 @@ plt.show()
 #    ``nn.Sequential(*model.blocks)`` with 2 segments, and count the forward
 #    calls of every linear layer in one training step. Which layers fire
 #    twice?
+
+# %%
+# .. rst-class:: solution
 #
-# .. dropdown:: Solutions
+# **Solution 1.** Once: the forward hook fired 1 time. Under
+# ``torch.no_grad()`` autograd saves no tensor for a backward pass, so there
+# is nothing to recompute, and ``checkpoint`` simply runs the block.
+
+calls.clear()
+with torch.no_grad(), model.blocks[0][0].register_forward_hook(count_call):
+    checkpoint(model.blocks[0], inputs, use_reentrant=False)
+print("forward hook calls:", sum(calls.values()))
+
+# sphinx_gallery_start_ignore
+assert sum(calls.values()) == 1, calls  # "Once: the forward hook fired 1 time"
+# sphinx_gallery_end_ignore
+
+# %%
+# .. rst-class:: solution
 #
-#    .. code-block:: python
+# **Solution 2.** 393216 bytes in 6 tensors, between the 131072 bytes
+# (4 tensors) of the fully checkpointed model and the 655360 bytes
+# (8 tensors) of the plain one: each of the two plain blocks keeps its input
+# and its hidden activation, each of the two checkpointed blocks only its
+# input.
+
+
+class HalfCheckpointed(Net):
+    def forward(self, x):
+        for i, block in enumerate(self.blocks):
+            x = checkpoint(block, x, use_reentrant=False) if i % 2 else block(x)
+        return x.sum()
+
+
+half = HalfCheckpointed(use_checkpoint=True)
+saved_bytes, tensors = bytes_saved_for_backward(half)
+print(f"every second block: {saved_bytes} bytes in {tensors} tensors")
+print(f"no block:           {saved[False][0]} bytes in {saved[False][1]} tensors")
+print(f"every block:        {saved[True][0]} bytes in {saved[True][1]} tensors")
+
+# sphinx_gallery_start_ignore
+# "each of the two plain blocks keeps its input and its hidden activation, each of the
+# two checkpointed blocks only its input"
+assert (saved_bytes, tensors) == (2 * (block_bytes + 4 * block_bytes) + 2 * block_bytes, 6)
+assert (saved_bytes, tensors) == (393216, 6)
+# sphinx_gallery_end_ignore
+
+# %%
+# .. rst-class:: solution
 #
-#       # 1. once: under no_grad nothing is saved, so nothing is recomputed
-#       calls.clear()
-#       with torch.no_grad(), model.blocks[0][0].register_forward_hook(count_call):
-#           checkpoint(model.blocks[0], inputs, use_reentrant=False)
-#       print("forward hook calls:", sum(calls.values()))
-#
-#       # 2. blocks 1 and 3 checkpointed, blocks 0 and 2 plain
-#       class HalfCheckpointed(Net):
-#           def forward(self, x):
-#               for i, block in enumerate(self.blocks):
-#                   x = checkpoint(block, x, use_reentrant=False) if i % 2 else block(x)
-#               return x.sum()
-#
-#       half = HalfCheckpointed(use_checkpoint=True)
-#       saved_bytes, tensors = bytes_saved_for_backward(half)
-#       print(f"every second block: {saved_bytes} bytes in {tensors} tensors")
-#       print(f"no block:           {saved[False][0]} bytes in {saved[False][1]} tensors")
-#       print(f"every block:        {saved[True][0]} bytes in {saved[True][1]} tensors")
-#
-#       # 3. the last segment is not checkpointed; the early stop spares blocks.1.2
-#       from torch.utils.checkpoint import checkpoint_sequential
-#
-#       sequential = nn.Sequential(*model.blocks)
-#       calls.clear()
-#       hooks = [layer.register_forward_hook(count_call)
-#                for block in sequential for layer in block if isinstance(layer, nn.Linear)]
-#       checkpoint_sequential(sequential, 2, inputs, use_reentrant=False).sum().backward()
-#       for hook in hooks:
-#           hook.remove()
-#       print("twice:", [name for name, n in calls.items() if n == 2])
-#       print("once: ", [name for name, n in calls.items() if n == 1])
-#
-#    **Answers**
-#
-#    1. Once: the forward hook fired 1 time. Under ``torch.no_grad()``
-#       autograd saves no tensor for a backward pass, so there is nothing to
-#       recompute, and ``checkpoint`` simply runs the block.
-#    2. 393216 bytes in 6 tensors, between the 131072 bytes (4 tensors) of
-#       the fully checkpointed model and the 655360 bytes (8 tensors) of the
-#       plain one: each of the two plain blocks keeps its input and its
-#       hidden activation, each of the two checkpointed blocks only its
-#       input.
-#    3. ``blocks.0.0``, ``blocks.0.2`` and ``blocks.1.0`` fire twice, the
-#       other five layers once. ``checkpoint_sequential`` checkpoints every
-#       segment but the last, which the backward pass needs first anyway
-#       (the last two blocks), and in the first segment the early stop
-#       spares the last linear layer, ``blocks.1.2``.
+# **Solution 3.** ``blocks.0.0``, ``blocks.0.2`` and ``blocks.1.0`` fire
+# twice, the other five layers once. ``checkpoint_sequential`` checkpoints
+# every segment but the last, which the backward pass needs first anyway (the
+# last two blocks), and in the first segment the early stop spares the last
+# linear layer, ``blocks.1.2``.
+
+from torch.utils.checkpoint import checkpoint_sequential
+
+sequential = nn.Sequential(*model.blocks)
+calls.clear()
+hooks = [
+    layer.register_forward_hook(count_call)
+    for block in sequential
+    for layer in block
+    if isinstance(layer, nn.Linear)
+]
+checkpoint_sequential(sequential, 2, inputs, use_reentrant=False).sum().backward()
+for hook in hooks:
+    hook.remove()
+print("twice:", [name for name, n in calls.items() if n == 2])
+print("once: ", [name for name, n in calls.items() if n == 1])
+
+# sphinx_gallery_start_ignore
+# "blocks.0.0, blocks.0.2 and blocks.1.0 fire twice, the other five layers once"
+assert [name for name, n in calls.items() if n == 2] == ["blocks.0.0", "blocks.0.2", "blocks.1.0"]
+assert sum(n == 1 for n in calls.values()) == 5
+assert len(calls) == 8
+from page_checks import assert_no_hooks_left  # docs/_ext: the build's check
+
+assert_no_hooks_left(globals())
+# sphinx_gallery_end_ignore

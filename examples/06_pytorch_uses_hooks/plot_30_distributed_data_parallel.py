@@ -39,11 +39,13 @@ and :doc:`/auto_examples/03_tensor_hooks/plot_11_parameter_hooks`.
 ``torch.distributed.fsdp`` in that release.
 
 **To run this page yourself**, download its zip (at the end of the page): it
-holds this script and the two files it needs,
+holds this script and the three files it needs,
 :download:`_ddp_worker.py </../examples/06_pytorch_uses_hooks/_ddp_worker.py>`,
-the code that each process runs, and
+the code that each process runs,
+:download:`_ddp_solutions.py </../examples/06_pytorch_uses_hooks/_ddp_solutions.py>`,
+the solutions of the exercises, and
 :download:`_launch.py </../examples/06_pytorch_uses_hooks/_launch.py>`,
-which starts the processes. Keep the three files in one folder.
+which starts the processes. Keep the four files in one folder.
 """
 
 # %%
@@ -67,10 +69,49 @@ print("ranks that reported:", len(reports))
 print("processes still running:", sum(process.poll() is None for process in processes))
 
 
-def show(section):
+def show(section, reports=reports):
     for rank, report in enumerate(reports):
         for line in report[section]:
             print(f"rank {rank}: {line}")
+
+
+# sphinx_gallery_start_ignore
+# "a rank still running after it ... is killed": none is left; both ranks reported
+assert len(reports) == 2
+assert all(process.poll() is not None for process in processes)
+values = [report["values"] for report in reports]  # what each rank's sections returned
+# "A deadline bounds the run: a rank still running after it, or after another rank
+# failed, is killed, and run_ranks raises an error (with the messages of the rank that
+# failed)": checked with tiny scripts that import nothing heavy
+import tempfile
+from pathlib import Path
+
+with tempfile.TemporaryDirectory() as folder:
+    scripts = {
+        "report": "import json, sys\nprint(json.dumps({'rank': int(sys.argv[1])}))\n",
+        "fail": "import sys, time\nif sys.argv[1] == '1':\n    sys.exit('rank 1 breaks')\n"
+        "time.sleep(60)\n",
+        "hang": "import time\ntime.sleep(60)\n",
+    }
+    for name, code in scripts.items():
+        (Path(folder) / f"{name}.py").write_text(code)
+    ordered, ordered_processes = run_ranks(str(Path(folder) / "report.py"), world_size=3)
+    assert ordered == [{"rank": 0}, {"rank": 1}, {"rank": 2}]
+    assert [process.poll() for process in ordered_processes] == [0, 0, 0]
+    failures = {}
+    for name, timeout in (("fail", 60), ("hang", 1)):
+        try:
+            run_ranks(str(Path(folder) / f"{name}.py"), timeout=timeout)
+        except RuntimeError as error:
+            failures[name] = str(error)
+assert failures["fail"].startswith("rank 1 failed with exit code 1:\nrank 1 breaks"), failures
+assert failures["hang"].startswith("the ranks did not finish within 1 s and were stopped")
+try:
+    run_ranks("_missing_worker.py")
+except FileNotFoundError as error:
+    failures["missing"] = str(error)
+assert "put it next to _launch.py" in failures["missing"], failures
+# sphinx_gallery_end_ignore
 
 
 # %%
@@ -92,6 +133,15 @@ def show(section):
 
 show("module_hooks_on_every_rank")
 
+# sphinx_gallery_start_ignore
+# "The hook fired once on each rank, and each saw a different batch"; "Wrapping the model
+# in DDP added no module hook of its own"
+seen = [v["module_hooks_on_every_rank"] for v in values]
+assert [s["hooks"] for s in seen] == [0, 0]
+assert [len(s["means"]) for s in seen] == [1, 1]
+assert seen[0]["means"] != seen[1]["means"]
+# sphinx_gallery_end_ignore
+
 # %%
 # The hook fired once on each rank, and each saw a different batch: the model
 # is replicated, and so are its hooks. Wrapping the model in ``DDP`` added no
@@ -108,6 +158,16 @@ show("module_hooks_on_every_rank")
 #    :pyobject: local_gradient_before_all_reduce
 
 show("local_gradient_before_all_reduce")
+
+# sphinx_gallery_start_ignore
+# "The two hooks saw different gradients, one per batch; after backward() both ranks hold
+# the same weight.grad, the mean of the two local gradients"
+seen = [v["local_gradient_before_all_reduce"] for v in values]
+assert seen[0]["local"] != seen[1]["local"]
+assert seen[0]["final"] == seen[1]["final"]
+assert all(s["final"] != s["local"] for s in seen)
+assert all(s["mean"] and s["same"] for s in seen)
+# sphinx_gallery_end_ignore
 
 # %%
 # The two hooks saw different gradients, one per batch; after ``backward()``
@@ -130,6 +190,16 @@ show("local_gradient_before_all_reduce")
 
 show("builtin_comm_hook")
 
+# sphinx_gallery_start_ignore
+# "differs from the exact one by rounding only, and all ranks still agree": float16
+# rounds each rank's gradient and the sum to 11 significant bits, so the change stays
+# below 2**-9 of the largest gradient (a bound with room: each rounding is at most
+# 2**-11 of its value); 7.5e-04 against a largest gradient of 4.0 in the builds so far
+for s in (v["builtin_comm_hook"] for v in values):
+    assert 0 < s["change"] < 2**-9 * s["largest gradient"], s
+    assert s["same"]
+# sphinx_gallery_end_ignore
+
 # %%
 # The compressed average differs from the exact one by rounding only, and
 # all ranks still agree, so the replicas stay identical.
@@ -148,9 +218,38 @@ show("builtin_comm_hook")
 
 show("logging_comm_hook")
 
+# sphinx_gallery_start_ignore
+import sys
+
+from torch.nn.parallel.distributed import _BucketCapacityConfig
+
+seen = [v["logging_comm_hook"] for v in values]
+# "Every rank logged the same buckets, and the gradients agree."
+assert seen[0] == seen[1]
+assert seen[0]["same"]
+# "314 bytes or more (our bucket_cap_mb=0.0003)"
+assert seen[0]["limit"] == int(0.0003 * 1024 * 1024) == 314
+step_0, step_1 = seen[0]["steps"]
+# "In the first step DDP used one bucket for all 212 values."
+assert 8 * 16 + 16 + 16 * 4 + 4 == 212
+assert step_0 == [[0, 212, ["0.weight", "0.bias", "2.weight", "2.bias"]]], step_0
+# "two buckets, of 84 and 128 values, that is 336 and 512 bytes", "last layer first",
+# "each closed as soon as it holds 314 bytes or more": the first closed with 0.bias
+assert step_1 == [[0, 84, ["2.bias", "2.weight", "0.bias"]], [1, 128, ["0.weight"]]], step_1
+assert (84 * 4, 128 * 4) == (336, 512)
+assert 84 * 4 >= 314 > (84 - 16) * 4
+# "when find_unused_parameters keeps its default, False: ... it gives the first layout no
+# size limit at all (sys.maxsize)"; exercise 4's setting caps it from the start
+config = _BucketCapacityConfig.create(0.0003, None, use_python_reducer=False)
+first = config.compute_bucket_size_limits(static_graph=False, find_unused_parameters=False)
+assert first[0] == [sys.maxsize], first
+first = config.compute_bucket_size_limits(static_graph=False, find_unused_parameters=True)
+assert first[0] == [314], first
+# sphinx_gallery_end_ignore
+
 # %%
 # In the first step DDP used one bucket for all 212 values. That is how this
-# torch (2.14, printed at the top) lays out the first step when
+# torch (its version is printed at the top) lays out the first step when
 # ``find_unused_parameters`` keeps its default, ``False``: DDP does not know
 # yet in which order the gradients become ready, so it gives the first
 # layout no size limit at all (``sys.maxsize``). During that step it records
@@ -174,6 +273,25 @@ show("logging_comm_hook")
 
 show("fsdp2_hooks")
 
+# sphinx_gallery_start_ignore
+sharded = ["DTensor", [16, 8], [8, 8]]
+full = ["Parameter", [16, 8], [16, 8]]
+for s in (v["fsdp2_hooks"] for v in values):
+    # "Each sharded module got one forward pre-hook (_pre_forward ...) and one forward hook
+    # (_post_forward ...)"; "the backward columns above are 0"
+    assert s["counts"] == {name: [1, 1, 0, 0, 0] for name in ("", "0", "2")}, s["counts"]
+    fsdp_hooks = [["FSDPState._pre_forward"], ["FSDPState._post_forward"]]
+    assert s["hooks"] == dict.fromkeys(("(model)", "0", "2"), fsdp_hooks), s["hooks"]
+    # "Between them the weight is a full Parameter of shape (16, 8); before and after, each
+    # rank holds only its (8, 8) half"; "each rank keeps the (8, 8) half" of the gradient
+    assert s["before forward"] == s["before FSDP's pre-hook"] == sharded
+    assert s["after FSDP's pre-hook"] == s["before FSDP's hook"] == full
+    assert s["after FSDP's hook"] == s["gradient after backward"] == sharded
+    # "a tensor hook on each module's output gathers the parameters again ..., and a
+    # custom autograd function on the module's input reduce-scatters the gradients"
+    assert s["layer 2"] == [["FSDPState._pre_backward"], "RegisterPostBackwardFunctionBackward"]
+# sphinx_gallery_end_ignore
+
 # %%
 # Each sharded module got one forward pre-hook (``_pre_forward``, which
 # all-gathers the parameters) and one forward hook (``_post_forward``, which
@@ -184,7 +302,8 @@ show("fsdp2_hooks")
 # from autograd itself, not from module backward hooks (the backward columns
 # above are 0): a tensor hook on each module's output gathers the parameters
 # again before their gradients are computed, and a custom autograd function
-# on the module's input reduce-scatters the gradients once they are.
+# on the module's input reduce-scatters the gradients once they are (the two
+# lines about layer 2 show both).
 #
 # A clean exit
 # ------------
@@ -193,8 +312,9 @@ show("fsdp2_hooks")
 # ``torch.distributed``, but the group, with its gloo threads, lives on as
 # long as some object still refers to it: a DDP model or an FSDP state caught
 # in a reference cycle (until the garbage collector frees it), or FSDP's
-# ``DeviceMesh``. In torch 2.14, DTensor's caches keep that mesh until the
-# process ends, which is why ``fsdp2_hooks`` ends with ``release_groups``. A
+# ``DeviceMesh``. In this torch, DTensor's caches keep that mesh until the
+# process ends (each rank counts the meshes still alive after the sections,
+# below), which is why ``fsdp2_hooks`` ends with ``release_groups``. A
 # process that exits while the group's threads still run can abort after it
 # has printed its report: a gloo thread that frees a finished collective must
 # take Python's GIL, and a Python that is shutting down ends such a thread,
@@ -210,9 +330,15 @@ show("fsdp2_hooks")
 
 show("tear_down")
 
+# sphinx_gallery_start_ignore
+# "DTensor's caches keep that mesh until the process ends ... which is why fsdp2_hooks ends
+# with release_groups"; "Both ranks freed the group before they exited"
+assert [v["tear_down"] for v in values] == [{"meshes": 1, "freed": True}] * 2, values
+# sphinx_gallery_end_ignore
+
 # %%
-# Both ranks freed the group before they exited: no thread of it was left to
-# run while Python shut down.
+# Both ranks freed the group before they exited, although the mesh was still
+# alive: no thread of the group was left to run while Python shut down.
 #
 # Summary
 # -------
@@ -245,107 +371,114 @@ show("tear_down")
 #    in ``fsdp2_hooks``. What does the line "after FSDP's hook" show now?
 # 4. In ``logging_comm_hook``, pass ``find_unused_parameters=True`` to
 #    ``DDP``. Which buckets do the steps log now?
+
+# %%
+# .. rst-class:: solution
 #
-# .. dropdown:: Solutions
+# **Solution 1.** No bucket in step 0: under ``no_sync()`` DDP neither
+# communicates nor calls the hook, and each rank keeps its local gradient
+# (without the ``zero_grad()`` of the next step, the next synced backward pass
+# would add to it and average the sum). Step 1 logs the single bucket of 212
+# values, and only step 2 the rebuilt ones, of 84 and 128: DDP records the
+# order in which the gradients become ready only in a step that communicates.
 #
-#    .. code-block:: python
+# The solutions run on two ranks, as the page does: ``_ddp_solutions.py``
+# holds one function per exercise, and ``run_ranks`` starts it the way it
+# started ``_ddp_worker.py``. For this exercise, a communication hook logs the
+# size of each bucket in three steps, the first one under ``no_sync()``:
 #
-#       # One rank is enough for these answers: they run on a one-rank gloo
-#       # group in this process (for two ranks, change _ddp_worker.py)
-#       import math
+# .. literalinclude:: /../examples/06_pytorch_uses_hooks/_ddp_solutions.py
+#    :pyobject: bucket_sizes
 #
-#       import torch
-#       import torch.distributed as dist
-#       from _ddp_worker import all_gradients, describe, local_batch, make_model
-#       from _ddp_worker import release_groups, tear_down
-#       from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
-#       from torch.distributed.device_mesh import init_device_mesh
-#       from torch.distributed.fsdp import fully_shard
-#       from torch.nn.parallel import DistributedDataParallel as DDP
+# .. literalinclude:: /../examples/06_pytorch_uses_hooks/_ddp_solutions.py
+#    :pyobject: no_sync_in_step_0
+
+solution_reports, solution_processes = run_ranks("_ddp_solutions.py", world_size=2)
+print("ranks that reported:", len(solution_reports))
+print("processes still running:", sum(p.poll() is None for p in solution_processes))
+show("no_sync_in_step_0", solution_reports)
+
+# sphinx_gallery_start_ignore
+assert len(solution_reports) == 2
+assert all(process.poll() is not None for process in solution_processes)
+solutions = [report["values"] for report in solution_reports]
+# "No bucket in step 0 ... Step 1 logs the single bucket of 212 values, and only step 2
+# the rebuilt ones, of 84 and 128"
+assert [s["no_sync_in_step_0"] for s in solutions] == [[[], [212], [84, 128]]] * 2, solutions
+# sphinx_gallery_end_ignore
+
+# %%
+# .. rst-class:: solution
 #
-#       dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+# **Solution 2.** Larger: bfloat16 changes the averaged gradients more than
+# float16 does (the second line of each rank compares them). bfloat16 keeps
+# the range of float32 but only 8 significant bits, against 11 for float16.
 #
+# .. literalinclude:: /../examples/06_pytorch_uses_hooks/_ddp_solutions.py
+#    :pyobject: largest_change
 #
-#       def bucket_sizes(no_sync_in_step_0=False, **ddp_options):
-#           """The sizes of the buckets DDP communicates in steps 0, 1 and 2."""
-#           ddp_model = DDP(make_model(), bucket_cap_mb=0.0003, **ddp_options)
-#           steps = []
+# .. literalinclude:: /../examples/06_pytorch_uses_hooks/_ddp_solutions.py
+#    :pyobject: bf16_compress_hook
+
+show("bf16_compress_hook", solution_reports)
+
+# sphinx_gallery_start_ignore
+# "bfloat16 changes the averaged gradients more than float16": 9.7e-03 against 7.5e-04
+# in the builds so far; 8 significant bits against 11 makes bfloat16's rounding about
+# 2**3 times coarser
+for s in (s["bf16_compress_hook"] for s in solutions):
+    assert s["bfloat16"] > s["float16"] > 0, s
+assert torch.finfo(torch.bfloat16).eps == 2**-7  # 8 significant bits
+assert torch.finfo(torch.float16).eps == 2**-10  # 11 significant bits
+# sphinx_gallery_end_ignore
+
+# %%
+# .. rst-class:: solution
 #
-#           def log_size(state, bucket):
-#               steps[-1].append(bucket.buffer().numel())
-#               future = dist.all_reduce(bucket.buffer(), async_op=True).get_future()
-#               return future.then(lambda fut: fut.value()[0])
+# **Solution 3.** A full ``Parameter`` of shape (16, 8) on every rank, instead
+# of a ``DTensor`` of which each rank holds an (8, 8) half: with
+# ``reshard_after_forward=False`` FSDP keeps the gathered weight after the
+# forward pass, so that the backward pass need not gather it again (more
+# memory, less communication).
 #
-#           ddp_model.register_comm_hook(state=None, hook=log_size)
-#           for step in range(3):
-#               steps.append([])
-#               ddp_model.zero_grad()
-#               if no_sync_in_step_0 and step == 0:
-#                   with ddp_model.no_sync():
-#                       ddp_model(local_batch(0)).sum().backward()
-#               else:
-#                   ddp_model(local_batch(0)).sum().backward()
-#           return ", ".join(f"step {step}: {sizes}" for step, sizes in enumerate(steps))
+# .. literalinclude:: /../examples/06_pytorch_uses_hooks/_ddp_solutions.py
+#    :pyobject: weight_after_fsdp_hook
 #
+# .. literalinclude:: /../examples/06_pytorch_uses_hooks/_ddp_solutions.py
+#    :pyobject: reshard_after_forward
+
+show("reshard_after_forward", solution_reports)
+
+# sphinx_gallery_start_ignore
+# "A full Parameter of shape (16, 8) on every rank, instead of a DTensor of which each
+# rank holds an (8, 8) half"
+for s in (s["reshard_after_forward"] for s in solutions):
+    assert s == {"True": sharded, "False": full}, s
+# sphinx_gallery_end_ignore
+
+# %%
+# .. rst-class:: solution
 #
-#       # 1. no bucket in step 0; the rebuilt buckets only from step 2
-#       print("no_sync() in step 0 ->", bucket_sizes(no_sync_in_step_0=True))
+# **Solution 4.** Three buckets, of 4, 80 and 128 values, in step 0 and in
+# every step after it: with ``find_unused_parameters=True`` this torch caps the
+# buckets from the first step on (cut along ``model.parameters()``, then used
+# last bucket first) and never rebuilds them, because the set of gradients
+# that become ready may change from one step to the next.
 #
-#
-#       # 2. bfloat16 changes the gradients more than float16
-#       def largest_change(hook):
-#           exact, compressed = make_model(), make_model()
-#           DDP(exact)(local_batch(0)).sum().backward()
-#           ddp_model = DDP(compressed)
-#           ddp_model.register_comm_hook(state=None, hook=hook)
-#           ddp_model(local_batch(0)).sum().backward()
-#           return (all_gradients(compressed) - all_gradients(exact)).abs().max().item()
-#
-#
-#       fp16 = largest_change(default_hooks.fp16_compress_hook)
-#       bf16 = largest_change(default_hooks.bf16_compress_hook)
-#       print(f"largest change: float16 {fp16:.1e}, bfloat16 {bf16:.1e} ({bf16 / fp16:.0f} times)")
-#       bits = {t: 1 - round(math.log2(torch.finfo(t).eps)) for t in (torch.float16, torch.bfloat16)}
-#       print(f"significant bits: float16 {bits[torch.float16]}, bfloat16 {bits[torch.bfloat16]}")
-#
-#
-#       # 3. the full weight stays gathered after forward, for the backward pass
-#       def weight_after_fsdp_hook(reshard_after_forward):
-#           mesh = init_device_mesh("cpu", (1,))
-#           model, seen = make_model(), []
-#           fully_shard(model[0], mesh=mesh, reshard_after_forward=reshard_after_forward)
-#           fully_shard(model, mesh=mesh)
-#           with model[0].register_forward_hook(lambda m, a, out: seen.append(describe(m.weight))):
-#               model(local_batch(0)).sum().backward()
-#           release_groups(mesh)
-#           return seen[0]
-#
-#
-#       for reshard in (True, False):
-#           print(f"reshard_after_forward={reshard} -> {weight_after_fsdp_hook(reshard)}")
-#
-#       # 4. three buckets from step 0 on, never rebuilt
-#       print("find_unused_parameters=True ->", bucket_sizes(find_unused_parameters=True))
-#       print("process group freed:", tear_down())
-#
-#    **Answers**
-#
-#    1. No bucket in step 0: under ``no_sync()`` DDP neither communicates nor
-#       calls the hook, and each rank keeps its local gradient (without the
-#       ``zero_grad()`` of the next step, the next synced backward pass would
-#       add to it and average the sum). Step 1 logs the single bucket of 212
-#       values, and only step 2 the rebuilt ones, of 84 and 128: DDP records
-#       the order in which the gradients become ready only in a step that
-#       communicates.
-#    2. Larger: the largest change is 6.5e-03 with bfloat16 against 6.4e-04
-#       with float16, 10 times as much. bfloat16 keeps the range of float32
-#       but only 8 significant bits, against 11 for float16.
-#    3. A full ``Parameter`` of shape (16, 8) instead of a ``DTensor`` shard:
-#       with ``reshard_after_forward=False`` FSDP keeps the gathered weight
-#       after the forward pass, so that the backward pass need not gather it
-#       again (more memory, less communication).
-#    4. Three buckets, of 4, 80 and 128 values, in step 0 and in every step
-#       after it: with ``find_unused_parameters=True`` this torch caps the
-#       buckets from the first step on (cut along ``model.parameters()``, then
-#       used last bucket first) and never rebuilds them, because the set of
-#       gradients that become ready may change from one step to the next.
+# .. literalinclude:: /../examples/06_pytorch_uses_hooks/_ddp_solutions.py
+#    :pyobject: find_unused_parameters
+
+show("find_unused_parameters", solution_reports)
+show("tear_down", solution_reports)
+
+# sphinx_gallery_start_ignore
+# "Three buckets, of 4, 80 and 128 values, in step 0 and in every step after it"; cut
+# along model.parameters() at 314 bytes: 0.weight (128 values) alone would be more, so
+# the cut from the end is 2.bias (4), then 2.weight and 0.bias (64 + 16 = 80), then
+# 0.weight (128)
+assert [s["find_unused_parameters"] for s in solutions] == [[[4, 80, 128]] * 3] * 2
+assert [s["tear_down"]["freed"] for s in solutions] == [True, True]
+from page_checks import assert_no_hooks_left  # docs/_ext: the build's check
+
+assert_no_hooks_left(globals())
+# sphinx_gallery_end_ignore

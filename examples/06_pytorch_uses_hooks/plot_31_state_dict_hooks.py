@@ -80,7 +80,16 @@ new_model = NewNet()
 try:
     new_model.load_state_dict(checkpoint)
 except RuntimeError as error:
-    print(type(error).__name__ + ":", error)
+    message = f"{type(error).__name__}: {error}"
+    print(message)
+
+# sphinx_gallery_start_ignore
+# "The old checkpoint no longer loads" (missing and unexpected keys)
+assert list(checkpoint) == ["features.weight", "features.bias", "head.weight", "head.bias"]
+assert message.startswith("RuntimeError: Error(s) in loading state_dict for NewNet:")
+assert 'Missing key(s) in state_dict: "encoder.weight"' in message
+assert 'Unexpected key(s) in state_dict: "features.weight"' in message
+# sphinx_gallery_end_ignore
 
 # %%
 # A load pre-hook renames the keys
@@ -104,10 +113,18 @@ def rename_old_keys(
 
 
 handle = new_model.register_load_state_dict_pre_hook(rename_old_keys)
-print(new_model.load_state_dict(checkpoint))
+result = new_model.load_state_dict(checkpoint)
+print(result)
 x = torch.randn(3, 4)
 print("same outputs as the old model:", torch.equal(new_model(x), old_model(x)))
 print("keys in the old checkpoint now:", list(checkpoint))
+
+# sphinx_gallery_start_ignore
+# "here it moves every old name to the new one": the load succeeds, same outputs
+assert not result.missing_keys
+assert not result.unexpected_keys
+assert torch.equal(new_model(x), old_model(x))
+# sphinx_gallery_end_ignore
 
 # %%
 # ``load_state_dict`` hands the hook a shallow copy of the checkpoint, so the
@@ -120,6 +137,31 @@ print("keys in the old checkpoint now:", list(checkpoint))
 
 print("count_hooks:", ht.count_hooks(new_model))
 print("load pre-hooks on the model:", len(new_model._load_state_dict_pre_hooks))
+
+# sphinx_gallery_start_ignore
+# "the renaming does not touch the caller's dictionary"
+assert list(checkpoint) == ["features.weight", "features.bias", "head.weight", "head.bias"]
+# "count_hooks ... counts the module hooks of the forward and backward passes (forward,
+# forward pre-, backward and backward pre-hooks) and the gradient hooks on parameters,
+# but not state-dict hooks"
+assert not ht.count_hooks(new_model)
+assert len(new_model._load_state_dict_pre_hooks) == 1
+probe = nn.Linear(2, 2)
+probe_handles = [
+    probe.register_forward_hook(lambda m, a, o: None),
+    probe.register_forward_pre_hook(lambda m, a: None),
+    probe.register_full_backward_hook(lambda m, gi, go: None),
+    probe.register_full_backward_pre_hook(lambda m, go: None),
+    probe.weight.register_hook(lambda g: None),
+    probe.bias.register_post_accumulate_grad_hook(lambda p: None),
+    probe.register_load_state_dict_pre_hook(lambda *args: None),
+    probe.register_state_dict_post_hook(lambda *args: None),
+]
+assert tuple(ht.count_hooks(probe)[""]) == (1, 1, 1, 1, 2)
+assert ht.count_hooks(probe).total == 6  # the two state-dict hooks are not counted
+for probe_handle in probe_handles:
+    probe_handle.remove()
+# sphinx_gallery_end_ignore
 
 # %%
 # Stamp new checkpoints with a version
@@ -147,7 +189,8 @@ with new_model.register_state_dict_post_hook(return_the_dict):
     try:
         new_model.state_dict()
     except RuntimeError as error:
-        print("RuntimeError:", error)
+        message = f"RuntimeError: {error}"
+        print(message)
 
 stamp = new_model.register_state_dict_post_hook(add_format_version)
 buffer = io.BytesIO()
@@ -155,6 +198,13 @@ torch.save(new_model.state_dict(), buffer)
 buffer.seek(0)
 new_checkpoint = torch.load(buffer, weights_only=True)
 print("metadata of the top module after torch.load:", new_checkpoint._metadata[""])
+
+# sphinx_gallery_start_ignore
+# "This public post-hook must edit in place and return None; returning the dict is an
+# error"; "local_metadata ... which torch.save keeps"
+assert message == "RuntimeError: state_dict post-hook must return None", message
+assert new_checkpoint._metadata[""] == {"version": 1, "format_version": 2}
+# sphinx_gallery_end_ignore
 
 # %%
 # Now the load pre-hook renames only checkpoints without a version. It reads
@@ -184,6 +234,20 @@ handle.remove()
 upgrade = new_model.register_load_state_dict_pre_hook(upgrade_old_checkpoints)
 print("old checkpoint:", new_model.load_state_dict(checkpoint))
 print("new checkpoint:", new_model.load_state_dict(new_checkpoint))
+
+# sphinx_gallery_start_ignore
+# "the load pre-hook renames only checkpoints without a version": both load
+assert not new_model.load_state_dict(checkpoint).missing_keys
+assert not new_model.load_state_dict(new_checkpoint).missing_keys
+# "BatchNorm stores a version in the same metadata and adds num_batches_tracked when it
+# loads a checkpoint written before that buffer existed"
+norm = nn.BatchNorm1d(3)
+norm_state = norm.state_dict()
+assert norm_state._metadata[""]["version"] == 2
+norm_old = type(norm_state)((k, v) for k, v in norm_state.items() if k != "num_batches_tracked")
+norm_old._metadata = type(norm_state._metadata)({"": {"version": 1}})
+assert not norm.load_state_dict(norm_old).missing_keys
+# sphinx_gallery_end_ignore
 
 # %%
 # This is how PyTorch upgrades its own modules: ``BatchNorm`` stores a
@@ -249,6 +313,13 @@ optimizer.load_state_dict(optimizer_state)
 print("learning rate after loading:", optimizer.param_groups[0]["lr"])
 print("saved learning rate unchanged:", optimizer_state["param_groups"][0]["lr"])
 
+# sphinx_gallery_start_ignore
+# "the load pre-hook replaces it before the optimizer reads it"; the saved dict keeps 0.1
+assert optimizer.param_groups[0]["lr"] == NEW_LEARNING_RATE
+assert optimizer_state["param_groups"][0]["lr"] == 0.1
+assert len(optimizer.state) == 4  # momentum buffers of the four parameters
+# sphinx_gallery_end_ignore
+
 # %%
 # State-dict hooks are hooks like any other: when the job is done, remove
 # them with their handles, so that the next ``state_dict()`` or
@@ -270,6 +341,12 @@ optimizer_hooks = (
 )
 print("state-dict hooks left on the model:", sum(len(hooks) for hooks in model_hooks))
 print("state-dict hooks left on the optimizer:", sum(len(hooks) for hooks in optimizer_hooks))
+
+# sphinx_gallery_start_ignore
+# "remove them with their handles, so that the next state_dict() ... runs plain"
+assert sum(len(hooks) for hooks in model_hooks) == 0
+assert sum(len(hooks) for hooks in optimizer_hooks) == 0
+# sphinx_gallery_end_ignore
 
 # %%
 # Summary
@@ -299,60 +376,106 @@ print("state-dict hooks left on the optimizer:", sum(len(hooks) for hooks in opt
 #    checkpoint load?
 # 3. Create a new ``SGD`` optimizer with ``lr=0.5`` and no hooks, and load
 #    ``optimizer_state`` into it. Which learning rate does it use afterwards?
+
+# %%
+# .. rst-class:: solution
 #
-# .. dropdown:: Solutions
+# **Solution 1.** ``<All keys matched successfully>``. Without the post-hook,
+# loading fails on the missing ``scale``; the post-hook runs after the tensors
+# were copied and before the strict check, and removes ``scale`` from the list
+# of missing keys in place.
+
+
+def accept_missing_scale(module, incompatible_keys):
+    if "scale" in incompatible_keys.missing_keys:
+        incompatible_keys.missing_keys.remove("scale")
+
+
+class NewNetWithScale(NewNet):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("scale", torch.ones(1))
+
+
+model = NewNetWithScale()
+with model.register_load_state_dict_pre_hook(rename_old_keys):
+    try:
+        model.load_state_dict(checkpoint)
+    except RuntimeError as error:
+        message = str(error).splitlines()[1].strip()
+        print("without the post-hook:", message)
+    with model.register_load_state_dict_post_hook(accept_missing_scale):
+        result = model.load_state_dict(checkpoint)
+        print("with the post-hook:", result)
+
+# sphinx_gallery_start_ignore
+# "loading fails on the missing scale"; "<All keys matched successfully>"
+assert message == 'Missing key(s) in state_dict: "scale".', message
+assert not result.missing_keys
+assert not result.unexpected_keys
+# "the post-hook runs after the tensors were copied and before the strict check"
+copied = []
+with (
+    model.register_load_state_dict_pre_hook(rename_old_keys),
+    model.register_load_state_dict_post_hook(
+        lambda m, keys: copied.append(torch.equal(m.encoder.weight, checkpoint["features.weight"]))
+    ),
+    model.register_load_state_dict_post_hook(accept_missing_scale),
+):
+    model.encoder.weight.data.zero_()
+    model.load_state_dict(checkpoint)
+assert copied == [True]
+# sphinx_gallery_end_ignore
+
+# %%
+# .. rst-class:: solution
 #
-#    .. code-block:: python
+# **Solution 2.** The prefix is ``'encoder.'``, and the hook receives no key at
+# all: a submodule's hook gets only the entries under its own prefix, and the
+# old checkpoint has none under ``encoder.``. Nothing is renamed, and loading
+# fails with missing and unexpected keys. Renaming layers is a job for the hook
+# on the module that holds them.
+
+
+def show_and_rename(module, state_dict, prefix, *args):
+    print(f"prefix {prefix!r}, keys received: {list(state_dict)}")
+    received[prefix] = list(state_dict)
+    rename_old_keys(module, state_dict, prefix, *args)
+
+
+received = {}
+fresh_model = NewNet()
+with fresh_model.encoder.register_load_state_dict_pre_hook(show_and_rename):
+    try:
+        fresh_model.load_state_dict(checkpoint)
+    except RuntimeError as error:
+        message = str(error)
+        print("RuntimeError:", message.splitlines()[0])
+
+# sphinx_gallery_start_ignore
+# "The prefix is 'encoder.', and the hook receives no key at all ... loading fails with
+# missing and unexpected keys"
+assert received == {"encoder.": []}, received
+assert "Missing key(s)" in message
+assert "Unexpected key(s)" in message
+# sphinx_gallery_end_ignore
+
+# %%
+# .. rst-class:: solution
 #
-#       # 1. the post-hook edits the incompatible keys in place
-#       def accept_missing_scale(module, incompatible_keys):
-#           if "scale" in incompatible_keys.missing_keys:
-#               incompatible_keys.missing_keys.remove("scale")
-#
-#       class NewNetWithScale(NewNet):
-#           def __init__(self):
-#               super().__init__()
-#               self.register_buffer("scale", torch.ones(1))
-#
-#       model = NewNetWithScale()
-#       with model.register_load_state_dict_pre_hook(rename_old_keys):
-#           try:
-#               model.load_state_dict(checkpoint)
-#           except RuntimeError as error:
-#               print("without the post-hook:", str(error).splitlines()[1].strip())
-#           with model.register_load_state_dict_post_hook(accept_missing_scale):
-#               print("with the post-hook:", model.load_state_dict(checkpoint))
-#
-#       # 2. a submodule's hook sees only the keys under its own prefix
-#       def show_and_rename(module, state_dict, prefix, *args):
-#           print(f"prefix {prefix!r}, keys received: {list(state_dict)}")
-#           rename_old_keys(module, state_dict, prefix, *args)
-#
-#       fresh_model = NewNet()
-#       with fresh_model.encoder.register_load_state_dict_pre_hook(show_and_rename):
-#           try:
-#               fresh_model.load_state_dict(checkpoint)
-#           except RuntimeError as error:
-#               print("RuntimeError:", str(error).splitlines()[0])
-#
-#       # 3. load_state_dict replaces the param groups' settings with the saved ones
-#       fresh = torch.optim.SGD(new_model.parameters(), lr=0.5, momentum=0.9)
-#       print("learning rate before loading:", fresh.param_groups[0]["lr"])
-#       fresh.load_state_dict(optimizer_state)
-#       print("learning rate after loading: ", fresh.param_groups[0]["lr"])
-#
-#    **Answers**
-#
-#    1. ``<All keys matched successfully>``. Without the post-hook, loading
-#       fails on the missing ``scale``; the post-hook runs after the tensors
-#       were copied and before the strict check, and removes ``scale`` from
-#       the list of missing keys in place.
-#    2. The prefix is ``'encoder.'``, and the hook receives no key at all: a
-#       submodule's hook gets only the entries under its own prefix, and
-#       the old checkpoint has none under ``encoder.``. Nothing is renamed,
-#       and loading fails with missing and unexpected keys. Renaming layers
-#       is a job for the hook on the module that holds them.
-#    3. The saved one, 0.1, not the 0.5 it was created with:
-#       ``load_state_dict`` replaces the settings of the parameter groups
-#       (learning rate, momentum) with those in the state dict. Without the
-#       load pre-hook of the page, nothing changes them on the way.
+# **Solution 3.** The saved one, 0.1, not the 0.5 it was created with:
+# ``load_state_dict`` replaces the settings of the parameter groups (learning
+# rate, momentum) with those in the state dict. Without the load pre-hook of
+# the page, nothing changes them on the way.
+
+fresh = torch.optim.SGD(new_model.parameters(), lr=0.5, momentum=0.9)
+print("learning rate before loading:", fresh.param_groups[0]["lr"])
+fresh.load_state_dict(optimizer_state)
+print("learning rate after loading: ", fresh.param_groups[0]["lr"])
+
+# sphinx_gallery_start_ignore
+assert fresh.param_groups[0]["lr"] == 0.1  # "The saved one, 0.1, not the 0.5"
+from page_checks import assert_no_hooks_left  # docs/_ext: the build's check
+
+assert_no_hooks_left(globals())
+# sphinx_gallery_end_ignore

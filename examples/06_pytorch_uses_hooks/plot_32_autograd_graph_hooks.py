@@ -62,6 +62,18 @@ def walk(node, depth=0):
 
 walk(loss.grad_fn)
 
+# sphinx_gallery_start_ignore
+# "The graph reads from the loss back to x: AccumulateGrad is the node that adds the
+# gradient into the leaf's .grad"
+chain, node = [], loss.grad_fn
+while node is not None:
+    chain.append(type(node).__name__)
+    node = node.next_functions[0][0] if node.next_functions else None
+assert chain == ["SumBackward0", "SinBackward0", "MulBackward0", "AccumulateGrad"], chain
+assert loss.grad_fn.next_functions[0][0].next_functions[0][0] is y.grad_fn
+assert y.grad_fn.next_functions[0][0].variable is x
+# sphinx_gallery_end_ignore
+
 # %%
 # The graph reads from the loss back to ``x``: ``AccumulateGrad`` is the node
 # that adds the gradient into the leaf's ``.grad``.
@@ -95,6 +107,31 @@ print("x.grad equals 3 * cos(y):", torch.allclose(x.grad, 3 * torch.cos(y.detach
 pre_handle.remove()
 post_handle.remove()
 
+# sphinx_gallery_start_ignore
+# "register_prehook(hook) runs before the node, with the gradients flowing into it";
+# "register_hook(hook) runs after it, with what it computed (grad_inputs) as well";
+# "grad_inputs has one entry per input ...: the gradient for x, and None for the constant
+# 3"; "The prehook received cos(y), the gradient of the loss with respect to y"
+assert torch.allclose(x.grad, 3 * torch.cos(y.detach()))
+order = []
+x_probe = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+y_probe = x_probe * 3
+probe_handles = [
+    y_probe.grad_fn.register_prehook(lambda grad_outputs: order.append(("pre", grad_outputs))),
+    y_probe.grad_fn.register_hook(
+        lambda grad_inputs, grad_outputs: order.append(("post", grad_inputs))
+    ),
+]
+y_probe.sin().sum().backward()
+for probe_handle in probe_handles:
+    probe_handle.remove()
+assert [kind for kind, _ in order] == ["pre", "post"]
+assert torch.allclose(order[0][1][0], torch.cos(y_probe.detach()))
+assert len(order[1][1]) == 2
+assert order[1][1][1] is None
+assert torch.equal(order[1][1][0], x_probe.grad)
+# sphinx_gallery_end_ignore
+
 # %%
 # ``grad_inputs`` has one entry per input of the multiplication: the
 # gradient for ``x``, and ``None`` for the constant 3, which needs none.
@@ -126,12 +163,59 @@ handles = [
     layer.weight.register_hook(lambda grad: events.append("tensor hook: weight")),
     layer.bias.register_hook(lambda grad: events.append("tensor hook: bias")),
 ]
+events_per_step = []
 for step in range(2):
     events.clear()
     layer(torch.randn(4, 3)).sum().backward()
     print(f"step {step}:", events)
+    events_per_step.append(list(events))
 for handle in handles:
     handle.remove()
+
+# sphinx_gallery_start_ignore
+# "In each backward pass the "all" hook fired once, with both gradients (weight and
+# bias), and the "any" hook fired once, with the first one to arrive (the bias)";
+# "Note where "all" sits in the list: before the weight's tensor hook."
+expected = ["any: (2,)", "tensor hook: bias", "all: [(2, 3), (2,)]", "tensor hook: weight"]
+assert events_per_step == [expected, expected], events_per_step
+# "register_multi_grad_hook is made of one ordinary tensor hook per tensor ... the group
+# hook sees each gradient ... before hooks registered after it change it and before it is
+# added into .grad"
+probe = nn.Linear(3, 2)
+weight_hooks_before = len(probe.weight._backward_hooks or {})
+group_saw = []
+group = register_multi_grad_hook(
+    (probe.weight, probe.bias), lambda grads: group_saw.append(grads[0].clone()), mode="all"
+)
+assert len(probe.weight._backward_hooks) == weight_hooks_before + 1
+doubling = probe.weight.register_hook(lambda grad: 2 * grad)
+probe(torch.ones(4, 3)).sum().backward()
+group.remove()
+doubling.remove()
+assert torch.equal(group_saw[0], torch.full((2, 3), 4.0))
+assert torch.equal(probe.weight.grad, torch.full((2, 3), 8.0))
+# "ModuleTracker puts one on a module's inputs to learn when the backward pass has left
+# that module": spy on the function it calls
+from torch.utils import module_tracker
+
+tracked = []
+original_register = module_tracker.register_multi_grad_hook
+
+
+def spy(tensors, fn):
+    tracked.append(tuple(id(t) for t in tensors))
+    return original_register(tensors, fn)
+
+
+module_tracker.register_multi_grad_hook = spy
+try:
+    tracker_input = torch.randn(4, 3, requires_grad=True)
+    with module_tracker.ModuleTracker():
+        probe(tracker_input).sum().backward()
+finally:
+    module_tracker.register_multi_grad_hook = original_register
+assert (id(tracker_input),) in tracked  # one hook on the layer's input
+# sphinx_gallery_end_ignore
 
 # %%
 # In each backward pass the ``"all"`` hook fired once, with both gradients
@@ -158,6 +242,12 @@ print("loss:", loss.item())
 loss.backward()
 print("a.grad:", a.grad)
 
+# sphinx_gallery_start_ignore
+# "The loss below is finite, yet a gradient is NaN"
+assert torch.isfinite(loss)
+assert torch.isnan(a.grad[0])
+# sphinx_gallery_end_ignore
+
 # %%
 # Inside ``torch.autograd.detect_anomaly()``, autograd checks the output of
 # every node and raises as soon as one returns NaN. It names the node and, in
@@ -173,11 +263,20 @@ with warnings.catch_warnings(record=True) as caught:
             loss = (a.sqrt() * torch.tensor([0.0, 1.0])).sum()
             loss.backward()
     except RuntimeError as error:
-        print("RuntimeError:", error)
+        message = str(error)
+        print("RuntimeError:", message)
 for warning in caught:
     print("warning:", str(warning.message).splitlines()[0])
 forward_lines = [line.strip() for w in caught for line in str(w.message).splitlines()]
 print("forward line:", next((line for line in forward_lines if "a.sqrt()" in line), "not shown"))
+
+# sphinx_gallery_start_ignore
+# "autograd ... raises as soon as one returns NaN. It names the node and, in a warning,
+# shows the line of the forward pass that created it"
+assert message == "Function 'SqrtBackward0' returned nan values in its 0th output.", message
+assert any(str(w.message).startswith("Error detected in SqrtBackward0.") for w in caught)
+assert any("a.sqrt()" in line for line in forward_lines)
+# sphinx_gallery_end_ignore
 
 # %%
 # The same hunt with node hooks
@@ -218,6 +317,20 @@ print("nodes that produced NaN, in order:", reports)
 for handle in node_handles:
     handle.remove()
 
+# sphinx_gallery_start_ignore
+# "The first report is the birth place"
+assert reports == ["SqrtBackward0"], reports
+# "in a longer graph, the nodes after it would only pass the NaN on"
+a_probe = torch.tensor([0.0, 4.0], requires_grad=True)
+longer_reports = []
+longer_loss = ((a_probe * 2).sqrt() * torch.tensor([0.0, 1.0])).sum()
+longer_handles = hook_all_nodes(longer_loss.grad_fn, longer_reports)
+longer_loss.backward()
+for handle in longer_handles:
+    handle.remove()
+assert longer_reports == ["SqrtBackward0", "MulBackward0"], longer_reports
+# sphinx_gallery_end_ignore
+
 # %%
 # Summary
 # -------
@@ -244,51 +357,70 @@ for handle in node_handles:
 #    hook fire, and what does it receive for the bias?
 # 3. Run the NaN example under ``torch.autograd.detect_anomaly(check_nan=False)``.
 #    Is an error raised?
+
+# %%
+# .. rst-class:: solution
 #
-# .. dropdown:: Solutions
+# **Solution 1.** It doubles: ``x.grad`` is now 2 times ``3 * cos(y)``. The
+# prehook replaces the gradient that flows into the node of ``y = x * 3``, and
+# every gradient computed from it, here the gradient of ``x``, doubles with it.
+
+x.grad = None
+y = x * 3
+loss = y.sin().sum()
+doubling = y.grad_fn.register_prehook(lambda grad_outputs: tuple(2 * g for g in grad_outputs))
+loss.backward()
+doubling.remove()
+ratio = x.grad / (3 * torch.cos(y.detach()))
+print("x.grad / (3 * cos(y)):", ratio.tolist())
+
+# sphinx_gallery_start_ignore
+# "It doubles": doubling is exact in floating point, so the ratio is exactly 2
+assert ratio.tolist() == [2.0, 2.0, 2.0], ratio
+# sphinx_gallery_end_ignore
+
+# %%
+# .. rst-class:: solution
 #
-#    .. code-block:: python
+# **Solution 2.** Yes, once (1 call), with one entry per tensor: the weight's
+# gradient of shape ``(2, 3)``, and ``None`` for the bias, which gets no
+# gradient in this backward pass. In mode ``"all"`` the hook waits only for
+# the gradients this backward pass will compute.
+
+received = []
+handle = register_multi_grad_hook((layer.weight, layer.bias), received.append, mode="all")
+(layer.weight**2).sum().backward()
+handle.remove()
+print("calls:", len(received))
+print("received:", [None if g is None else tuple(g.shape) for g in received[0]])
+
+# sphinx_gallery_start_ignore
+# "once (1 call) ... the weight's gradient of shape (2, 3), and None for the bias"
+assert len(received) == 1
+assert received[0][0].shape == (2, 3)
+assert received[0][1] is None
+# sphinx_gallery_end_ignore
+
+# %%
+# .. rst-class:: solution
 #
-#       # 1. the prehook doubles the gradient that flows into the multiplication
-#       x.grad = None
-#       y = x * 3
-#       loss = y.sin().sum()
-#       doubling = y.grad_fn.register_prehook(
-#           lambda grad_outputs: tuple(2 * g for g in grad_outputs)
-#       )
-#       loss.backward()
-#       doubling.remove()
-#       print("x.grad / (3 * cos(y)):", (x.grad / (3 * torch.cos(y.detach()))).tolist())
-#
-#       # 2. the "all" hook fires once, with None for the bias
-#       received = []
-#       handle = register_multi_grad_hook(
-#           (layer.weight, layer.bias), received.append, mode="all"
-#       )
-#       (layer.weight ** 2).sum().backward()
-#       handle.remove()
-#       print("calls:", len(received))
-#       print("received:", [None if g is None else tuple(g.shape) for g in received[0]])
-#
-#       # 3. check_nan=False records the forward traces but checks nothing
-#       a.grad = None
-#       with warnings.catch_warnings():
-#           warnings.simplefilter("ignore")  # "Anomaly Detection has been enabled..."
-#           with torch.autograd.detect_anomaly(check_nan=False):
-#               (a.sqrt() * torch.tensor([0.0, 1.0])).sum().backward()
-#       print("no error; a.grad:", a.grad.tolist())
-#
-#    **Answers**
-#
-#    1. It doubles: ``x.grad`` is now 2 times ``3 * cos(y)``. The prehook
-#       replaces the gradient that flows into the node of ``y = x * 3``, and
-#       every gradient computed from it, here the gradient of ``x``,
-#       doubles with it.
-#    2. Yes, once (1 call), with one entry per tensor: the weight's gradient
-#       of shape ``(2, 3)``, and ``None`` for the bias, which gets no
-#       gradient in this backward pass. In mode ``"all"`` the hook waits
-#       only for the gradients this backward pass will compute.
-#    3. No: ``check_nan=False`` keeps the forward traces but no longer
-#       checks the nodes' outputs, so the backward pass ends without an
-#       error and the first entry of ``a.grad`` is silently NaN again:
-#       ``[nan, 0.25]``.
+# **Solution 3.** No: ``check_nan=False`` keeps the forward traces but no
+# longer checks the nodes' outputs, so the backward pass ends without an error
+# and the first entry of ``a.grad`` is silently NaN again: ``[nan, 0.25]``.
+
+a.grad = None
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")  # "Anomaly Detection has been enabled..."
+    with torch.autograd.detect_anomaly(check_nan=False):
+        (a.sqrt() * torch.tensor([0.0, 1.0])).sum().backward()
+print("no error; a.grad:", a.grad.tolist())
+
+# sphinx_gallery_start_ignore
+# "the backward pass ends without an error and the first entry of a.grad is silently NaN
+# again: [nan, 0.25]" (d sqrt(a) / da at 4 is 1 / 4, exact)
+assert torch.isnan(a.grad[0])
+assert a.grad[1].item() == 0.25
+from page_checks import assert_no_hooks_left  # docs/_ext: the build's check
+
+assert_no_hooks_left(globals())
+# sphinx_gallery_end_ignore

@@ -213,9 +213,9 @@ def _helpers(page: str) -> list[Path]:
 
 
 def test_a_page_that_needs_helpers_names_them() -> None:
-    # page 30 imports _launch, which starts _ddp_worker.py in every process
+    # page 30 imports _launch, which starts _ddp_worker.py (and _ddp_solutions.py) in every process
     page = "auto_examples/06_pytorch_uses_hooks/plot_30_distributed_data_parallel"
-    assert [h.name for h in _helpers(page)] == ["_ddp_worker.py", "_launch.py"]
+    assert [h.name for h in _helpers(page)] == ["_ddp_solutions.py", "_ddp_worker.py", "_launch.py"]
 
 
 @pytest.mark.parametrize("page", [p for p in _pages() if _helpers(p)])
