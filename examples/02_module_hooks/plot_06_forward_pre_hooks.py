@@ -251,15 +251,23 @@ def forgets_kwargs(module, args, kwargs):
     return args
 
 
+# sphinx_gallery_start_ignore
+error_message = None  # set by the except clause below
+# sphinx_gallery_end_ignore
 with scale.register_forward_pre_hook(forgets_kwargs, with_kwargs=True):
     try:
         scale(torch.ones(3), factor=100.0)
     except RuntimeError as error:
         print("RuntimeError:", error)
         # sphinx_gallery_start_ignore
-        # "an error that says what is expected"
-        assert "must return None or a tuple of (new_args, new_kwargs)" in str(error)  # noqa: PT017
+        error_message = str(error)
         # sphinx_gallery_end_ignore
+
+# sphinx_gallery_start_ignore
+# "Returning only the arguments is an error that says what is expected"
+assert error_message is not None, "no RuntimeError"
+assert "must return None or a tuple of (new_args, new_kwargs)" in error_message
+# sphinx_gallery_end_ignore
 
 # %%
 # Forward hooks take ``with_kwargs=True`` too; their signature becomes
@@ -426,6 +434,8 @@ print("training mode, output changed:", not torch.equal(noisy, out_plain))
 print("eval mode, output unchanged:  ", torch.equal(clean, out_plain))
 
 # sphinx_gallery_start_ignore
+# "In training mode the noise changes the output; in evaluation mode ... the output is
+# exactly the plain layer(x)"
 assert not torch.equal(noisy, out_plain)
 assert torch.equal(clean, out_plain)
 # sphinx_gallery_end_ignore

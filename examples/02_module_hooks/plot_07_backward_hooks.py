@@ -75,6 +75,10 @@ with warnings.catch_warnings(record=True) as caught:
     # sphinx_gallery_end_ignore
     output = conv(x)
     print("warnings after the forward pass:", len(caught))
+    # sphinx_gallery_start_ignore
+    # "The deprecation warning comes from the forward pass"
+    assert len(caught) == 1
+    # sphinx_gallery_end_ignore
     loss = output.sum()
     loss.backward()
 hook_handle.remove()
@@ -348,14 +352,22 @@ for api in ["register_backward_hook", "register_full_backward_hook"]:
 
 linear = nn.Linear(3, 2)
 full_handle = linear.register_full_backward_hook(record_grads)
+# sphinx_gallery_start_ignore
+error_message = None  # set by the except clause below
+# sphinx_gallery_end_ignore
 try:
     linear.register_backward_hook(record_grads)
 except RuntimeError as error:
     print("RuntimeError:", error)
     # sphinx_gallery_start_ignore
-    # "Registering the other kind raises an error at once"
-    assert "Cannot use both regular backward hooks and full backward hooks" in str(error)  # noqa: PT017
+    error_message = str(error)
     # sphinx_gallery_end_ignore
+
+# sphinx_gallery_start_ignore
+# "Registering the other kind raises an error at once"
+assert error_message is not None, "no RuntimeError"
+assert "Cannot use both regular backward hooks and full backward hooks" in error_message
+# sphinx_gallery_end_ignore
 
 # %%
 # The module remembers the kind even after the handle is removed: a layer that
@@ -366,14 +378,25 @@ full_handle.remove()
 linear = nn.Linear(3, 2)
 old_handle = linear.register_backward_hook(record_grads)
 old_handle.remove()
+# sphinx_gallery_start_ignore
+error_message = None  # set by the except clause below
+# sphinx_gallery_end_ignore
 try:
     linear.register_full_backward_hook(record_grads)
 except RuntimeError as error:
     print("RuntimeError after remove():", error)
     # sphinx_gallery_start_ignore
-    # "The module remembers the kind even after the handle is removed"
-    assert "Cannot use both regular backward hooks and full backward hooks" in str(error)  # noqa: PT017
+    error_message = str(error)
     # sphinx_gallery_end_ignore
+
+# sphinx_gallery_start_ignore
+# "The module remembers the kind even after the handle is removed"
+assert error_message is not None, "no RuntimeError"
+assert "Cannot use both regular backward hooks and full backward hooks" in error_message
+from hooks_tutorial import count_hooks
+
+assert count_hooks(linear).total == 0  # the old hook is gone; only its kind is remembered
+# sphinx_gallery_end_ignore
 
 # %%
 # Full backward pre-hooks: changing ``grad_output``
@@ -489,6 +512,8 @@ with sigmoid.register_full_backward_hook(
 print(torch.allclose(store["gi"], store["go"] * s.detach() * (1 - s.detach())))
 
 # sphinx_gallery_start_ignore
+# "It prints True": grad_input[0] is grad_output[0] * s * (1 - s) (allclose: autograd's
+# sigmoid backward and this product may round differently)
 assert torch.allclose(store["gi"], store["go"] * s.detach() * (1 - s.detach()))
 # sphinx_gallery_end_ignore
 
@@ -508,14 +533,19 @@ def keep_unit_0(module, grad_output):
     return (grad_output[0] * mask,)
 
 
+inputs = torch.randn(4, 3)
 with linear.register_full_backward_pre_hook(keep_unit_0):
-    linear(torch.randn(4, 3)).sum().backward()
+    linear(inputs).sum().backward()
 print("weight.grad, row of unit 0:", linear.weight.grad[0])
 print("weight.grad, row of unit 1:", linear.weight.grad[1])
 
 # sphinx_gallery_start_ignore
+# "the weight gradient's row for unit 1 is tensor([0., 0., 0.])"
 assert torch.equal(linear.weight.grad[1], torch.zeros(3))
-assert bool((linear.weight.grad[0] != 0).all())  # "those of unit 0 get their usual one"
+# "those of unit 0 get their usual one": without a hook, the gradient of sum(output) with
+# respect to row 0 is the sum of the inputs over the batch (allclose: summation order)
+assert torch.allclose(linear.weight.grad[0], inputs.sum(dim=0))
+assert bool((linear.weight.grad[0] != 0).all())
 # sphinx_gallery_end_ignore
 
 # %%
@@ -537,6 +567,7 @@ with module.register_full_backward_hook(clamp_grad_input):
 print(x.grad)
 
 # sphinx_gallery_start_ignore
+# "It prints tensor([0., 1., 0., 1.]): the true gradient [0, 5, 0, 5], clamped to at most 1"
 assert x.grad.tolist() == [0.0, 1.0, 0.0, 1.0]
 from page_checks import assert_no_hooks_left  # docs/_ext: the build's check
 

@@ -316,6 +316,7 @@ with ht.HookGroup() as hooks:
 print(order)
 
 # sphinx_gallery_start_ignore
+# "The order is ['Linear', 'ReLU', 'Tanh', 'Sequential', 'Sequential']": inner before outer
 assert order == ["Linear", "ReLU", "Tanh", "Sequential", "Sequential"]
 # sphinx_gallery_end_ignore
 
@@ -323,9 +324,11 @@ assert order == ["Linear", "ReLU", "Tanh", "Sequential", "Sequential"]
 # .. rst-class:: solution
 #
 # **Solution 2.** A global pre-hook sees every module call. A forward pass of
-# ``cnn`` makes 15 module calls, and ``cnn`` has 15 modules (itself
-# included): here each module is called exactly once. A module called twice
-# in ``forward``, or one never called, would make the two numbers differ.
+# ``cnn`` makes 15 module calls to 15 distinct modules, and ``cnn`` has 15
+# modules (itself included): each module is called exactly once. A module
+# called twice in ``forward`` would make the calls outnumber the distinct
+# modules; a module never called would leave fewer distinct modules than
+# modules.
 
 from torch.nn.modules.module import register_module_forward_pre_hook
 
@@ -336,11 +339,14 @@ try:
         cnn(images)
 finally:
     handle.remove()
-print("module calls:", len(calls), " modules:", len(list(cnn.modules())))
+distinct = len({id(module) for module in calls})
+print("module calls:", len(calls), " distinct modules called:", distinct)
+print("modules of cnn:", len(list(cnn.modules())))
 
 # sphinx_gallery_start_ignore
-# "15 module calls ... 15 modules (itself included): each module is called exactly once"
-assert len(calls) == len(list(cnn.modules())) == 15
+# "15 module calls to 15 distinct modules, and cnn has 15 modules (itself included): each
+# module is called exactly once"
+assert len(calls) == distinct == len(list(cnn.modules())) == 15
 assert {id(m) for m in calls} == {id(m) for m in cnn.modules()}
 # sphinx_gallery_end_ignore
 
@@ -348,14 +354,21 @@ assert {id(m) for m in calls} == {id(m) for m in cnn.modules()}
 # .. rst-class:: solution
 #
 # **Solution 3.** With ``leaves_only=False`` the containers get rows too. The
-# model's own row is ``SimpleCNN ((2, 5),)``: its output has shape
-# ``(2, 5)``, one row of five class scores for each of the two images.
+# model's own row is the one whose ``name`` is the empty string, the name
+# ``named_modules()`` gives the model itself (the table shows it as
+# ``(model)``). It prints ``SimpleCNN ((2, 5),)``: ``output_shapes`` holds one
+# shape per output, and the model's single output has shape ``(2, 5)``, one
+# row of five class scores for each of the two images.
 
 full = ht.trace(cnn, images, leaves_only=False)
 model_row = next(row for row in full if row.name == "")
 print(model_row.type, model_row.output_shapes)
 
 # sphinx_gallery_start_ignore
+# "the one whose name is the empty string ... (the table shows it as (model))"
+assert next(name for name, module in cnn.named_modules() if module is cnn) == ""
+assert full.to_text(times=False).splitlines()[1].startswith("(model)")
+# "It prints SimpleCNN ((2, 5),)": one output, of shape (2, 5)
 assert (model_row.type, model_row.output_shapes) == ("SimpleCNN", ((2, 5),))
 # "one row of five class scores for each of the two images"
 assert images.shape[0] == 2
