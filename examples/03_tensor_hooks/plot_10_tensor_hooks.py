@@ -62,7 +62,7 @@ print("x.grad == 96:", x.grad.item() == 96.0)
 hook_handle.remove()
 
 # sphinx_gallery_start_ignore
-# "why the notes' example gives x.grad = 96 with the hook" (exact: small powers of two)
+# "why the notes' example gives x.grad = 96 with the hook" (exact: small integers, no rounding)
 x_grad_with_hook = x.grad.item()
 assert x_grad_with_hook == 96, x_grad_with_hook
 # sphinx_gallery_end_ignore
@@ -407,9 +407,9 @@ assert ((48 / 2 + 1) * 4, (48 + 1) / 2 * 4) == (100, 98)
 # .. rst-class:: solution
 #
 # **Solution 3.** The two gradients are equal where the ReLU is active and
-# differ exactly where its output is zero (14 of 24 entries here): there the
-# ReLU passes no gradient back, so the gradient before it is zero, while the
-# gradient after it is not.
+# differ exactly where its output is zero (the last line prints both counts,
+# which are equal): there the ReLU passes no gradient back, so the gradient
+# before it is zero, while the gradient after it is not.
 
 grads = {}
 
@@ -440,12 +440,10 @@ assert torch.equal(grads["pre_relu"][active], saved["gradient"][active])
 assert bool((grads["pre_relu"][~active] == 0).all())
 assert bool((saved["gradient"][~active] != 0).all())
 assert torch.equal(differ, ~active)
-# "(14 of 24 entries here)": a count of signs of the seeded model's pre-activations
-# (a 3 x 8 output); every input to the ReLU is at least 1e-3 away from 0 (0.0064 in the
-# builds so far), thousands of times the rounding differences between machines
-assert (int(differ.sum()), differ.numel()) == (14, 24), int(differ.sum())
-with torch.no_grad():
-    assert model[0](inputs).abs().min() > 1e-3
+# "the last line prints both counts, which are equal" (and the claim is not empty: some
+# entries are inactive, some active)
+assert int(differ.sum()) == int((~active).sum())
+assert 0 < int((~active).sum()) < active.numel(), active
 from page_checks import assert_no_hooks_left  # docs/_ext: the build's check
 
 assert_no_hooks_left(globals())

@@ -186,8 +186,8 @@ assert math.isclose(after, max_norm, rel_tol=1e-4), after
 # gradient separately: only ``large.weight`` was shrunk, the other gradients
 # kept their size. Global clipping keeps the *direction* of the whole update
 # (all gradients are scaled by one factor), so the other gradients, which were
-# below the bound, shrink too. Global clipping needs every gradient first, so it cannot happen inside
-# the backward pass; per-parameter clipping can.
+# below the bound, shrink too. Global clipping needs every gradient first, so
+# it cannot happen inside the backward pass; per-parameter clipping can.
 #
 # An optimizer inside the backward pass
 # -------------------------------------
@@ -319,6 +319,22 @@ with ht.clip_gradients(model, max_norm=50.0):
 assert ht.count_hooks(model).total == 0
 # clip_gradients "bounds the accumulated .grad, per parameter", as the hand-written hook
 assert clipped == per_parameter
+# the two hooks differ with gradient accumulation: scale_gradients scales only the
+# contribution of the backward pass inside the block (1 + 0.1 times the plain gradient,
+# not 0.1 times), clip_gradients bounds the sum of two passes (50, not 2 * 50);
+# rel_tol 1e-4: float32 rounding of norms near 5000
+model.zero_grad()
+loss_fn(model(inputs), targets).backward()
+one_pass = model.large.weight.grad.norm().item()
+with ht.scale_gradients(model, 0.1, layers="large"):
+    loss_fn(model(inputs), targets).backward()
+assert math.isclose(model.large.weight.grad.norm().item(), 1.1 * one_pass, rel_tol=1e-4)
+model.zero_grad()
+with ht.clip_gradients(model, max_norm=50.0):
+    for _ in range(2):
+        loss_fn(model(inputs), targets).backward()
+assert math.isclose(model.large.weight.grad.norm().item(), 50.0, rel_tol=1e-4)
+model.zero_grad()
 # sphinx_gallery_end_ignore
 
 # %%
@@ -437,6 +453,20 @@ post_handle.remove()
 # "A post hook is a good place to log something after every update": the pre-hook counted
 # three steps and the post hook printed after each
 assert step_count["steps"] == 3
+# "after every update": a post hook sees the weights the step has just written
+with torch.random.fork_rng():  # draw no random numbers that the download would not
+    probe_model = nn.Linear(4, 1)
+    probe_optimizer = torch.optim.SGD(probe_model.parameters(), lr=0.1)
+    seen_weights = []
+    with probe_optimizer.register_step_post_hook(
+        lambda opt, args, kwargs: seen_weights.append(probe_model.weight.detach().clone())
+    ):
+        loss_fn(probe_model(torch.randn(16, 4)), torch.randn(16, 1)).backward()
+        weight_before = probe_model.weight.detach().clone()
+        probe_optimizer.step()
+assert len(seen_weights) == 1
+assert torch.equal(seen_weights[0], probe_model.weight)
+assert not torch.equal(seen_weights[0], weight_before)
 # sphinx_gallery_end_ignore
 
 # %%
@@ -501,6 +531,17 @@ print("largest gradient entry:", largest)
 # "the same gradients (True), none of whose entries is larger than 0.5 in size"
 assert same
 assert largest == 0.5, largest  # some entries were clipped, to exactly 0.5
+# "unlike the norm clipping above it can change a gradient's direction": here it does (the
+# cosine between clipped and unclipped large.weight gradients is 0.85 in the builds so
+# far; norm clipping keeps it at 1, and 0.99 leaves room for any machine's rounding)
+model.zero_grad()
+loss_fn(model(inputs), targets).backward()
+clipped_large = by_hand[2]  # the parameters are small.weight, small.bias, large.weight, ...
+cosine = nn.functional.cosine_similarity(
+    model.large.weight.grad.flatten(), clipped_large.flatten(), dim=0
+).item()
+assert cosine < 0.99, cosine
+model.zero_grad()
 # sphinx_gallery_end_ignore
 
 # %%
@@ -555,6 +596,27 @@ with optimizer.register_step_pre_hook(halve_every_10):
 # "halved in the pre-hooks of the 10th and the 20th step ... to 0.05, then 0.025"
 assert halve_every_10.calls == 20
 assert optimizer.param_groups[0]["lr"] == 0.025
+# "since a pre-hook runs before its step, those two steps already use the new rate": with
+# a gradient of 1, each SGD step moves a parameter by the rate it used (abs_tol: float32)
+import contextlib
+import io
+
+probe = nn.Parameter(torch.zeros(1))
+probe.grad = torch.ones(1)
+probe_optimizer = torch.optim.SGD([probe], lr=0.1)
+moves = []
+halve_every_10.calls = 0
+with (
+    contextlib.redirect_stdout(io.StringIO()),  # the hook's prints are not the page's
+    probe_optimizer.register_step_pre_hook(halve_every_10),
+):
+    for _ in range(20):
+        position = probe.item()
+        probe_optimizer.step()
+        moves.append(position - probe.item())
+expected_moves = [0.1] * 9 + [0.05] * 10 + [0.025]
+assert all(math.isclose(a, b, abs_tol=1e-6) for a, b in zip(moves, expected_moves, strict=True))
+del probe, probe_optimizer
 from page_checks import assert_no_hooks_left  # docs/_ext: the build's check
 
 assert_no_hooks_left(globals())

@@ -504,10 +504,11 @@ plt.show()
 #
 # 1. Replace ``torch.log(x)`` by ``torch.log(x.abs() + 1e-6)`` and run the NaN
 #    search again. What do the hooks report?
-# 2. A ``sqrt`` after a ReLU is finite in the forward pass. Use
-#    ``ht.detect_anomalies`` around forward *and* backward of the model below:
-#    what does it report, and why? Does ``torch.autograd.detect_anomaly()``
-#    report it too?
+# 2. A ``sqrt`` after a ReLU is finite in the forward pass. Build the page's
+#    first model with a ReLU in place of its ``Tanh`` and ``torch.sqrt`` in
+#    place of its ``log``, and use ``ht.detect_anomalies`` around its forward
+#    *and* backward pass: what does it report, and why? Does
+#    ``torch.autograd.detect_anomaly()`` report it too?
 # 3. Count the dead units of ``mlp`` again after setting the bias of
 #    ``mlp[4]`` back to zero. Which layers still have dead units?
 
@@ -541,9 +542,10 @@ assert reports == [], reports
 # .. rst-class:: solution
 #
 # **Solution 2.** ``detect_anomalies`` stops in the backward pass: the
-# gradient of the ReLU's output has 38 Inf values (of 80), one for each of the
-# 38 zeros in that output, since the derivative of ``sqrt`` at 0 is infinite.
-# It names ``sqrt`` as the module whose backward made them.
+# gradient of the ReLU's output has one Inf value for each zero in that output
+# (the Inf count of the first line is the count of zeros on the second), since
+# the derivative of ``sqrt`` at 0 is infinite. It names ``sqrt`` as the module
+# whose backward made them.
 # ``torch.autograd.detect_anomaly()`` raises nothing: it looks for NaN only,
 # and the ReLU's backward sets the gradient to zero exactly where the Inf
 # values are, so the parameter gradients stay finite (``True``).
@@ -588,18 +590,13 @@ def backward_under_detect_anomalies():
         model(inputs).sum().backward()
 
 
-# "stops in the backward pass: the gradient of the ReLU's output has 38 Inf values (of
-# 80), one for each of the 38 zeros in that output ... It names sqrt"
+# "stops in the backward pass: the gradient of the ReLU's output has one Inf value for
+# each zero in that output ... It names sqrt" (and there are zeros: the claim is not empty)
 anomaly = raised(backward_under_detect_anomalies, ht.AnomalyError)
 assert anomaly.phase == "backward", anomaly
 assert (anomaly.nan, anomaly.inf) == (0, zeros), anomaly
+assert zeros > 0, zeros
 assert str(anomaly).endswith("'sqrt'"), anomaly
-assert f"(of {model.fc1.out_features * len(inputs)})" in str(anomaly), anomaly
-# 38: a count of signs of the seeded model's pre-activations, every one at least 1e-4 away
-# from 0, a thousand times the rounding differences between machines (about 1e-7 here)
-with torch.no_grad():
-    assert model.fc1(inputs).abs().min() > 1e-4  # 5.7e-04 in the builds so far
-assert zeros == 38, zeros
 # sphinx_gallery_end_ignore
 
 # %%

@@ -496,6 +496,7 @@ torch.compiler.reset()  # leave no compiled code behind for later pages
 
 model = nn.Sequential(nn.Linear(4, 6), nn.ReLU(), nn.Linear(6, 2))
 with model[0].register_full_backward_hook(lambda m, gi, go: print("hook fired")):
+    # an input that requires grad, so the hook gets a gradient w.r.t. it (else None)
     model(torch.randn(3, 4, requires_grad=True)).sum().backward()
 
 # sphinx_gallery_start_ignore
