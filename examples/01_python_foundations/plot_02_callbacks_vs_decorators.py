@@ -116,6 +116,7 @@ print(on_batch([1, 2, 3]))
 
 # sphinx_gallery_start_ignore
 # "both spellings below produce the same thing": the function itself, marked
+assert mark_as_hook(on_batch) is on_batch  # "returns it unchanged": the same object
 assert on_batch.is_hook is True
 assert on_epoch.is_hook is True
 assert on_batch.__name__ == "on_batch"
@@ -191,6 +192,10 @@ with contextlib.redirect_stdout(io.StringIO()) as printed:
 
 
 assert printed.getvalue() == "decorating never_called (this runs at definition time)\n"
+# "runs once": calling the decorated function does not run the decorator again
+with contextlib.redirect_stdout(io.StringIO()) as printed:
+    greet("Bob")
+assert printed.getvalue() == "hello, Bob\n", printed.getvalue()
 # sphinx_gallery_end_ignore
 
 # %%
@@ -249,9 +254,9 @@ assert square_root(16) == 4.0
 # --------------------------------------
 #
 # Because the name is rebound to the wrapper, the decorated function loses its
-# name and docstring, which confuses tracebacks, ``help()`` and documentation
-# tools. ``functools.wraps`` copies them over and keeps a reference to the
-# original in ``__wrapped__``.
+# name and docstring, which confuses ``help()``, log lines that print
+# ``__name__``, and documentation tools. ``functools.wraps`` copies them over
+# and keeps a reference to the original in ``__wrapped__``.
 
 import functools
 
@@ -442,6 +447,12 @@ print("hooks on the layer:", count_hooks(layer).total)
 
 # sphinx_gallery_start_ignore
 # "the hook runs once inside the block, and no hook is left after it"
+assert count_hooks(layer).total == 0
+with contextlib.redirect_stdout(io.StringIO()) as printed:
+    with layer.register_forward_hook(report):
+        layer(torch.randn(2, 3))
+    layer(torch.randn(2, 3))  # after the block: the hook is gone, nothing printed
+assert printed.getvalue() == "Linear -> output shape (2, 2)\n", printed.getvalue()
 assert count_hooks(layer).total == 0
 # sphinx_gallery_end_ignore
 

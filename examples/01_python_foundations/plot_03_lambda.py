@@ -191,13 +191,13 @@ for handle in handles:
     handle.remove()
 
 # %%
-# A ``def`` inside the loop is no different: it is a closure over the same
-# variable, and the result is the same.
+# A ``def`` inside the loop is no different: its body also looks ``name`` up
+# when it runs, not when it is defined, so the result is the same.
 
 handles = []
 for name, layer in model.named_children():
 
-    def report(m, args, out):
+    def report(m, _args, _out):
         print(f"layer {name}: {type(m).__name__}")
 
     handles.append(layer.register_forward_hook(report))
@@ -243,7 +243,7 @@ for handle in handles:
 import functools
 
 
-def report_layer(layer_name, m, args, out):
+def report_layer(layer_name, m, _args, _out):
     print(f"layer {layer_name}: {type(m).__name__}")
 
 
@@ -337,7 +337,7 @@ assert "RemovableHandle" in str(handle_error), handle_error
 first_activation = {}
 
 
-def keep_first(m, args, out):
+def keep_first(_m, _args, out):
     first_activation.setdefault("fc1", out.detach())
 
 
@@ -469,17 +469,19 @@ assert torch.equal(y, model(batch_1))
 # .. rst-class:: solution
 #
 # **Solution 3.** The hooked model's output matches the hand-computed
-# ``model[2](model[1](2 * model[0](x)))`` (``True``): the value a forward hook
-# returns replaces the layer's output, here on purpose.
+# ``model[2](model[1](2 * model[0](batch_1)))`` (``True``): the value a forward
+# hook returns replaces the layer's output, here on purpose.
 
 handle = model[0].register_forward_hook(lambda _m, _args, out: out * 2)
 doubled = model(batch_1)
 handle.remove()
-by_hand = model[2](model[1](model[0](batch_1) * 2))
+by_hand = model[2](model[1](2 * model[0](batch_1)))
 print(torch.allclose(doubled, by_hand))
 
 # sphinx_gallery_start_ignore
-# "matches the hand-computed ..." and differs from the output without the hook
+# "matches the hand-computed ..." and differs from the output without the hook;
+# allclose's default tolerance (rtol 1e-5, atol 1e-8): both sides run the same float32
+# operations on the same input, so they can differ by rounding at most
 assert torch.allclose(doubled, by_hand)
 assert not torch.allclose(doubled, model(batch_1))
 from page_checks import assert_no_hooks_left  # docs/_ext: the build's check

@@ -165,8 +165,9 @@ assert [name for name in dir(ht.Callback) if name.startswith("on_")] == events
 # --------------------
 #
 # ``ProgressPrinter`` prints one line per epoch. With ``times=False`` it
-# leaves out the measured times, so every number is the same on each run:
-# the data, the weights and the shuffling are all seeded.
+# leaves out the measured times, so on one machine every number is the same on
+# each run: the data, the weights and the shuffling are all seeded. (Another
+# CPU or PyTorch version may print slightly different losses.)
 # The first three training losses are those of the hand-written loop above:
 # same data, same starting weights, same optimiser and same shuffling order.
 
@@ -339,8 +340,8 @@ assert all(
     math.isclose(a, b)
     for a, b in zip(rates, [0.03, 0.03, 0.015, 0.015, 0.0075, 0.0075], strict=True)
 )
-# "every number is the same on each run": the same seeded start and learning rate for two
-# epochs gives the hand-written loop's first two losses again
+# "on one machine every number is the same on each run": the same seeded start and
+# learning rate for two epochs gives the hand-written loop's first two losses again
 assert [loss for _, _, loss in schedule.rows[:2]] == [loss for _, loss in losses[:2]]
 # sphinx_gallery_end_ignore
 
@@ -372,11 +373,11 @@ assert [loss for _, _, loss in schedule.rows[:2]] == [loss for _, loss in losses
 # .. rst-class:: solution
 #
 # **Solution 1.** ``BestEpoch`` keeps the best value and its epoch between
-# events, which a plain function could not, and prints them at the end: the
-# higher of the two validation accuracies of this two-epoch run, and the epoch
-# it came in. It is the same seeded run as the first two epochs of the
-# ``ProgressPrinter`` run above, so it finds the better of their
-# ``val_accuracy`` values.
+# events (a plain function would need a global variable for that), and prints
+# them at the end: the higher of the two validation accuracies of this
+# two-epoch run, and the epoch it came in. It is the same seeded run as the
+# first two epochs of the ``ProgressPrinter`` run above, so it finds the
+# better of their ``val_accuracy`` values.
 
 
 class BestEpoch:

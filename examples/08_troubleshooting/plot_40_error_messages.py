@@ -123,6 +123,15 @@ with torch.no_grad():
 print("maps:", tuple(maps.shape), "| hooks left:", ht.count_hooks(model).total)
 
 # sphinx_gallery_start_ignore
+# "The forward hook still fired": under no_grad it runs, and sees an output without a graph
+fired_under_no_grad = []
+check_handle = model.relu3.register_forward_hook(
+    lambda module, args, output: fired_under_no_grad.append(output.grad_fn)
+)
+with torch.no_grad():
+    model(images)
+check_handle.remove()
+assert fired_under_no_grad == [None], fired_under_no_grad
 # "The library's CAM methods do this themselves, so they work inside torch.no_grad()"
 assert maps.shape == (4, 64, 64)
 assert ht.count_hooks(model).total == 0
@@ -648,7 +657,9 @@ for title in titles:
 # .. rst-class:: solution
 #
 # **Solution 1.** The call leaves 0 parameters with a ``.grad``: the library
-# computes the gradient with respect to the activation only.
+# takes the gradient with ``torch.autograd.grad``, with respect to the
+# activation only, so unlike ``backward()`` it never fills the parameters'
+# ``.grad``.
 
 model.zero_grad(set_to_none=True)
 with torch.no_grad():
@@ -664,8 +675,8 @@ assert ht.count_hooks(model).total == 0
 # .. rst-class:: solution
 #
 # **Solution 2.** The hook fires 2 times for one batch: ``BasicBlock.forward``
-# calls ``self.relu`` after its first convolution and again after the
-# addition.
+# calls ``self.relu`` after its first convolution (and batch norm) and again
+# after the residual addition.
 
 import torchvision
 
@@ -684,11 +695,11 @@ assert len(fired) == 2, fired
 # %%
 # .. rst-class:: solution
 #
-# **Solution 3.** The trace lists every module call, so it shows ``act`` twice
-# for ``shared``: it reveals the module called twice. A module that is never
-# called is simply absent from it (``act`` is missing from the trace of
-# ``functional``), and the compiled case does not show at all, because the
-# trace runs the model itself.
+# **Solution 3.** Two of the three. The trace lists every module call, so it
+# shows ``act`` twice for ``shared`` (the module called twice), and it leaves
+# out a module that is never called (``act`` is missing from the trace of
+# ``functional``). The compiled case does not show, because the trace runs the
+# model itself, not the compiled one.
 
 trace = ht.trace(shared, torch.randn(3, 4))
 print([row.name for row in trace.rows])
