@@ -600,7 +600,8 @@ with torch.no_grad():
     accuracy, logit_diff = accuracy_and_logit_diff(logit_lens(middle["stream"])[:, -1])
 print(f"after block 1's attention: accuracy {accuracy:.3f}, logit diff {logit_diff:.2f}")
 for name in ["block 0", "block 1"]:
-    print(f"after {name}: accuracy {table[name][0]:.3f}, logit diff {table[name][1]:.2f}")
+    around = accuracy_and_logit_diff(lens[name][:, -1])
+    print(f"after {name}: accuracy {around[0]:.3f}, logit diff {around[1]:.2f}")
 
 # sphinx_gallery_start_ignore
 # "in almost every sentence": above 0.9 (0.964 in the builds so far); "between the one
