@@ -93,6 +93,17 @@ with torch.no_grad():
         accuracy = (model(prompts)[:, -1].argmax(-1) == answer).float().mean()
         print(f"{label}: the model answers {lm.VOCAB[answer]} in {accuracy:.2f} of the prompts")
 
+# sphinx_gallery_start_ignore
+assert len(to_mary) == len(to_john) == len(test_to_john) == 64  # "the 64 pairs"
+with torch.no_grad():
+    assert (model(to_mary)[:, -1].argmax(-1) == MARY).all()
+    assert (model(to_john)[:, -1].argmax(-1) == JOHN).all()
+# "Each prompt of set 1 has a partner in set 2 that differs in one token, the subject"
+differ = to_mary != to_john
+assert differ.sum(1).tolist() == [1] * 64
+assert differ[:, lm.POSITIONS["S"]].all()
+# sphinx_gallery_end_ignore
+
 # %%
 # A direction from the residual stream: a difference of means
 # -----------------------------------------------------------
@@ -146,6 +157,33 @@ for k in range(len(model.blocks)):
         f"|residual| = {typical:.2f} on average"
     )
 
+# sphinx_gallery_start_ignore
+typical = {k: john_residuals[k].norm(dim=-1).mean() for k in directions}
+for k, difference_of_means in directions.items():
+    # "the difference of the means is the mean of the 64 pairs' differences"
+    pairs = mary_residuals[k] - john_residuals[k]
+    torch.testing.assert_close(pairs.mean(0), difference_of_means, atol=1e-5, rtol=1e-5)
+# "After block 0 the two means are almost equal: the direction is tiny next to the residual
+# itself ... the last position barely depends on which of them is the subject": every pair
+pairs = mary_residuals[0] - john_residuals[0]
+assert pairs.norm(dim=-1).max() < 0.05 * typical[0], (pairs.norm(dim=-1).max(), typical[0])
+# "After blocks 1 and 2 the difference is as long as a typical residual, or longer" (7.06
+# against 7.09, and 9.74 against 8.44 so far)
+assert abs(directions[1].norm() / typical[1] - 1) < 0.05, (directions[1].norm(), typical[1])
+assert directions[2].norm() > typical[2], (directions[2].norm(), typical[2])
+# "that reaches the last position only in block 1 (the head that pages 34 and 35 found)":
+# block 1, head 3 looks from the last position at the subject
+seen_pattern = {}
+with (
+    model.blocks[1].attn.softmax.register_forward_hook(
+        lambda m, args, output: seen_pattern.update(p=output.detach())
+    ),
+    torch.no_grad(),
+):
+    model(to_john)
+assert seen_pattern["p"][:, 3, lm.POSITIONS["end"], lm.POSITIONS["S"]].mean() > 0.5
+# sphinx_gallery_end_ignore
+
 # %%
 # After block 0 the two means are almost equal: the direction is tiny next
 # to the residual itself. Both sets hold the same two names, and after block
@@ -184,6 +222,15 @@ def answers(prompts, block=None, hook=None):
 for k, block in enumerate(model.blocks):
     said = answers(test_to_john, block, add_at_last_position(directions[k], 1.0))
     print(f"steer after block {k} with alpha 1: Mary in {(said == MARY).float().mean():.2f}")
+
+# sphinx_gallery_start_ignore
+# "Block 0's direction does nothing ... Block 1 is the first block after which it works"
+flips = [
+    (answers(test_to_john, b, add_at_last_position(directions[k], 1.0)) == MARY).float().mean()
+    for k, b in enumerate(model.blocks)
+]
+assert flips == [0, 1, 1], flips
+# sphinx_gallery_end_ignore
 
 # %%
 # Block 0's direction does nothing: the two sets do not differ there yet.
@@ -264,16 +311,47 @@ axes[0].legend(loc="center")
 fig.tight_layout()
 plt.show()
 
+# sphinx_gallery_start_ignore
+by_alpha = dict(zip(alphas, shares.tolist(), strict=True))
+# "flips most of the answers at alpha 0.5 and all of them from 1 to 6.5" (0.81 at 0.5 so far)
+assert 0.5 < by_alpha[0.5][0] < 1, by_alpha[0.5]
+assert all(by_alpha[a][0] == 1 for a in alphas if 1 <= a <= 6.5), by_alpha
+# "at 7 some answers and from 7.5 on all of them are another name"; "up to 10 it never gives
+# a word that is not a name"
+assert 0 < by_alpha[7.0][2] < 1, by_alpha[7.0]
+assert all(by_alpha[a][2] == 1 for a in alphas if a >= 7.5), by_alpha
+assert shares[:, 3].max() == 0
+# "None of the ten random directions ... changes a single answer up to alpha 1"
+assert (random_shares[:, : shown.index(1) + 1, 1] == 1).all()
+# "From 1.5 on, more and more of them break the model, each in its own way": fewer leave
+# every answer John at each strength; some give other names, some words that are not names
+counts = unchanged[shown.index(1.5) :].tolist()
+assert counts[0] < 10, counts
+assert counts == sorted(counts, reverse=True), counts
+assert random_shares[:, -1, 2].max() > 0
+assert random_shares[:, -1, 3].max() > 0
+# "at 7 none of them leaves every answer John, and on average nearly half of the answers are
+# words that are not names and about a third are other names" (0.46 and 0.35 so far)
+at_7 = random_shares[:, shown.index(7)].mean(0)
+assert unchanged[shown.index(7)] == 0
+assert 0.35 < at_7[3] < 0.55, at_7
+assert 0.25 < at_7[2] < 0.45, at_7
+# "Mary even comes out of a random direction at large strengths", never up to alpha 1.5
+assert (mary_at_most > 0).sum() >= 1
+assert random_shares[:, : shown.index(1.5) + 1, 0].max() == 0
+# sphinx_gallery_end_ignore
+
 # %%
-# The steering direction flips 0.81 of the answers at ``alpha`` 0.5 and all
+# The steering direction flips most of the answers at ``alpha`` 0.5 and all
 # of them from 1 to 6.5. Past that it breaks: at 7 some answers and from 7.5
 # on all of them are another name, neither Mary nor John; up to 10 it never
 # gives a word that is not a name. None of the ten random directions of the
 # same length changes a single answer up to ``alpha`` 1, where the steering
 # direction has flipped them all. From 1.5 on, more and more of them break
 # the model, each in its own way: at 7 none of them leaves every answer John, and on average
-# 0.46 of the answers are words that are not names and 0.35 are other names.
-# One of the ten even gives Mary at large strengths: where a random push
+# nearly half of the answers are words that are not names and about a third
+# are other names. Even Mary comes out of a random direction at large
+# strengths: where a random push
 # lands is chance, which is why a control needs more than one draw. A large
 # push takes the model away from the residuals it was trained on, whichever
 # way it goes; only the difference of means moves it towards the answer we
@@ -297,6 +375,12 @@ with block.register_forward_hook(show_shape):
     continuation = lm.generate(model, prompt, max_new_tokens=4)
 print("generated:", lm.decode(continuation[0, 15:]))
 
+# sphinx_gallery_start_ignore
+# "a hook sees 15 positions at the first step, 16 at the second"; "Generation stopped at
+# the full stop, after two steps"
+assert lm.decode(continuation[0, 15:]) == "John ."
+# sphinx_gallery_end_ignore
+
 # %%
 # Generation stopped at the full stop, after two steps. Now the steering
 # hook during generation, for a few strengths, and the first random
@@ -315,6 +399,11 @@ for label, vector, alpha in [
         out = lm.generate(model, test_to_john[:3], max_new_tokens=4)
     words = " | ".join(lm.decode(row[15:]) for row in out)
     print(f"{label:8s} alpha {alpha:3.1f}: {words}")
+
+# sphinx_gallery_start_ignore
+# "the first random direction at alpha 2, where it breaks": its answers are not names
+assert not torch.isin(out[:, 15], NAME_IDS).any(), words
+# sphinx_gallery_end_ignore
 
 # %%
 # Last position or every position, with and without a cache
@@ -357,14 +446,44 @@ for alpha in [0.5, 7.0]:
         mary[where] = (out[:, 15] == MARY).float().mean()
     print(f"alpha {alpha}: Mary in {mary['last']:.2f} (last position), {mary['every']:.2f} (every)")
 
+# sphinx_gallery_start_ignore
+mary_by_hook = {}
+for alpha in [0.5, 7.0]:
+    for where in ["last", "every"]:
+        with block.register_forward_hook(recording(direction, alpha, where, [])):
+            out = lm.generate(model, test_to_john, max_new_tokens=4)
+        mary_by_hook[alpha, where] = (out[:, 15] == MARY).float().mean().item()
+# "At alpha 1 both hooks write the same words: the answer is the first generated token, and
+# a full stop follows it"
+assert same
+assert {lm.decode(row[15:]) for row in results["every"]} == {"Mary ."}
+# "at alpha 0.5 the hook on every position flips a few more answers than the hook on the
+# last position; at 7, the hook on the last position flips about half of them, the hook on
+# every position all of them" (0.81 and 0.83; 0.56 and 1.00 so far)
+assert mary_by_hook[0.5, "last"] < mary_by_hook[0.5, "every"] < 1, mary_by_hook
+assert 0.3 < mary_by_hook[7.0, "last"] < 0.8, mary_by_hook
+assert mary_by_hook[7.0, "every"] == 1, mary_by_hook
+# "positions 0 to 13, which block 2's attention reads from position 14"
+block_2_pattern = {}
+with (
+    model.blocks[2].attn.softmax.register_forward_hook(
+        lambda m, args, output: block_2_pattern.update(p=output.detach())
+    ),
+    torch.no_grad(),
+):
+    model(test_to_john)
+assert block_2_pattern["p"][:, :, 14, :14].sum(-1).mean() > 0.1
+# sphinx_gallery_end_ignore
+
 # %%
 # At ``alpha`` 1 both hooks write the same words: the answer is the first
 # generated token, and a full stop follows it. They do not make the same
 # push, though: the hook on every position also edits positions 0 to 13,
 # which block 2's attention reads from position 14. Where the push is on
-# the edge, that changes answers: at ``alpha`` 0.5, Mary in 0.81 of the
-# answers with the hook on the last position and 0.83 with the hook on every
-# position; at 7, 0.56 and 1.00. On a longer text the two can drift further
+# the edge, that changes answers: at ``alpha`` 0.5 the hook on every position
+# flips a few more answers to Mary than the hook on the last position; at 7,
+# the hook on the last position flips about half of them, the hook on every
+# position all of them. On a longer text the two can drift further
 # apart, because one pushes each position at one step only and the other at
 # every step.
 #
@@ -393,6 +512,88 @@ for alpha in [0.5, 7.0]:
 # answer is the other name", or "say Mary"? Prompts with two other names
 # tell.
 
+# sphinx_gallery_start_ignore
+# The paragraph on the key-value cache above: greedy generation with a cache, as Hugging
+# Face's ``generate`` does (after the first step only the new token runs; its attention reads
+# the stored keys and values), against this page's loop without a cache.
+
+
+def cached_generate(tokens, steps, steer, shapes):
+    cache, new, start, seen = [None] * len(model.blocks), tokens, 0, []
+    with torch.no_grad():
+        for _ in range(steps):
+            length = new.shape[1]
+            x = model.embed(new) + model.pos_embed(torch.arange(start, start + length))
+            for i, b in enumerate(model.blocks):
+                a = b.attn
+                q, k, v = a.qkv(b.ln1(x)).view(len(x), length, 3, 4, 16).permute(2, 0, 3, 1, 4)
+                if cache[i] is not None:
+                    k, v = torch.cat([cache[i][0], k], 2), torch.cat([cache[i][1], v], 2)
+                cache[i] = (k, v)
+                future = (
+                    torch.arange(k.shape[2])[None] > torch.arange(start, start + length)[:, None]
+                )
+                scores = (q @ k.transpose(-1, -2) / 4).masked_fill(future, float("-inf"))
+                x = x + a.out((scores.softmax(-1) @ v).transpose(1, 2).reshape(len(x), length, 64))
+                x = x + b.mlp(b.ln2(x))
+                if i == 1:
+                    shapes.append(list(x.shape))
+                    x = steer(x)
+            seen.append(model.unembed(model.ln_final(x))[:, -1])
+            tokens = torch.cat([tokens, seen[-1].argmax(-1)[:, None]], dim=1)
+            start, new = start + length, tokens[:, -1:]
+    return tokens, seen
+
+
+def uncached_generate(tokens, steps, first, vector):
+    """The page's loop with a hook adding ``vector`` from position ``first`` on (None: -1)."""
+    seen = []
+
+    def hook(module, args, output):
+        steered = output.clone()
+        steered[:, output.shape[1] - 1 if first is None else first :] += vector
+        return steered
+
+    with block.register_forward_hook(hook), torch.no_grad():
+        for _ in range(steps):
+            seen.append(model(tokens)[:, -1])
+            tokens = torch.cat([tokens, seen[-1].argmax(-1)[:, None]], dim=1)
+    return tokens, seen
+
+
+def push_last(x):
+    x = x.clone()
+    x[:, -1] += 0.6 * direction
+    return x
+
+
+few, kv_shapes = test_to_john[:8], []
+plain, _ = cached_generate(few, 2, lambda x: x, [])
+assert torch.equal(plain, lm.generate(model, few, 2, stop="<bos>"))  # the cached loop is right
+# "A hook on a block then sees [1, 15, 64] at the first step and [1, 1, 64] at every later step"
+cached_generate(few[:1], 3, lambda x: x, kv_shapes)
+assert kv_shapes == [[1, 15, 64], [1, 1, 64], [1, 1, 64]], kv_shapes
+# "with a cache, a hook that edits position -1 ... is what a hook that edits every position
+# from 14 on does in this loop without a cache; here, the hook on -1 edits position 14 at the
+# first step only"
+cached_tokens, cached_logits = cached_generate(few, 3, push_last, [])
+from_14, from_14_logits = uncached_generate(few, 3, 14, 0.6 * direction)
+_, on_last_logits = uncached_generate(few, 3, None, 0.6 * direction)
+assert torch.equal(cached_tokens, from_14)
+for a, b in zip(cached_logits, from_14_logits, strict=True):
+    torch.testing.assert_close(a, b, atol=1e-4, rtol=1e-4)
+torch.testing.assert_close(cached_logits[0], on_last_logits[0], atol=1e-4, rtol=1e-4)
+assert (cached_logits[1] - on_last_logits[1]).abs().max() > 1e-2
+# "a hook that indexes [:, 14] fails at the second step, whose tensor has one position"
+try:
+    torch.zeros(1, 1, 64)[:, 14]
+except IndexError:
+    pass
+else:
+    msg = "indexing position 14 of one position did not fail"
+    raise AssertionError(msg)
+# sphinx_gallery_end_ignore
+
 alice_bob = name_prompts("Alice", "Bob", "Alice", lm.PLACES)
 for alpha in [0.0, 1.0, 2.0]:
     said = answers(alice_bob, block, add_at_last_position(direction, alpha))
@@ -407,6 +608,38 @@ print(
     "the direction alone, read by ln_final and unembed:", " > ".join(ranked[:3]), "...", ranked[-1]
 )
 print("hooks left on the model:", count_hooks(model))
+
+# sphinx_gallery_start_ignore
+assert not count_hooks(model)
+bob = lm.encode("Bob")[0, 0]
+sam = lm.encode("Sam")[0, 0]
+# "At alpha 1, the strength that flipped every held-out prompt, the model already says Mary
+# in every sentence about Alice and Bob" (and Bob without the push)
+assert (answers(alice_bob) == bob).all()
+assert (answers(alice_bob, block, add_at_last_position(direction, 1.0)) == MARY).all()
+# "the direction ranks Sam first among the sixteen names, Mary second and John last"
+assert (ranked[0], ranked[1], ranked[-1]) == ("Sam", "Mary", "John"), ranked
+assert len(ranked) == 16
+# "from alpha 7.5 the push outweighs the rest ... and the model says ... Sam"
+for alpha in [7.5, 8.0, 10.0]:
+    assert (answers(test_to_john, block, add_at_last_position(direction, alpha)) == sam).all()
+# "what block 1 writes at the last position is a name's identity: the subject's, moved there
+# by the head ..., so that the model does not say it": block 1's attention output on the
+# two sets (subject John minus subject Mary), read by the unembedding, is lowest for John
+written = {}
+for label, prompts in [("subject John", to_mary), ("subject Mary", to_john)]:
+    with (
+        model.blocks[1].attn.register_forward_hook(
+            lambda m, args, output, label=label: written.update({label: output[:, -1].mean(0)})
+        ),
+        torch.no_grad(),
+    ):
+        model(prompts)
+with torch.no_grad():
+    reading = model.unembed.weight @ (written["subject John"] - written["subject Mary"])
+assert NAME_IDS[reading[NAME_IDS].argmin()] == JOHN
+assert reading[MARY] > 0
+# sphinx_gallery_end_ignore
 
 # %%
 # At ``alpha`` 1, the strength that flipped every held-out prompt, the model
@@ -458,69 +691,99 @@ print("hooks left on the model:", count_hooks(model))
 #    not to the generated tokens). Generate with ``alpha`` 1 on the held-out prompts: what share
 #    of the answers is Mary, and do the continuations still end with a full
 #    stop?
+
+# %%
+# .. rst-class:: solution
 #
-# .. dropdown:: Solutions
+# **Solution 1.** Almost none. The first-vs-second direction is much shorter
+# than the one for Mary against John. With ``alpha`` 1 no answer flips; with
+# 10 and 20 only a few of the answers are the first name, and at 20 most of
+# them are another name while some stay with the second. Averaged over all
+# the names, their identities cancel and little is left: this model does not
+# write "the first name" as one direction at the last position. A difference
+# of means finds a direction only where the model has one; the pair of names
+# on the page is the contrast the model does write.
+
+train = lm.make_names(500, seed=0)
+residual = last_residuals(train.prompts)[1]
+first_vs_second = residual[~train.subject_is_a].mean(0) - residual[train.subject_is_a].mean(0)
+test = lm.make_names(500, seed=1, split="test")
+prompts = test.prompts[test.subject_is_a]
+first_name = prompts[:, lm.POSITIONS["A"]]
+second_name = prompts[:, lm.POSITIONS["B"]]
+print(f"|first-vs-second direction| = {first_vs_second.norm():.2f}")
+print(f"|Mary-vs-John direction| = {direction.norm():.2f}")
+pushed = {}  # kept to check the answer: alpha -> (first, second, another, not a name)
+for alpha in [1, 10, 20]:
+    hook = add_at_last_position(first_vs_second, alpha)
+    said = answers(prompts, model.blocks[1], hook)
+    is_name = torch.isin(said, NAME_IDS)
+    other = is_name & (said != first_name) & (said != second_name)
+    pushed[alpha] = [
+        share.float().mean().item()
+        for share in (said == first_name, said == second_name, other, ~is_name)
+    ]
+    print(
+        f"alpha {alpha}: first name {pushed[alpha][0]:.2f}, "
+        f"second name {pushed[alpha][1]:.2f}, "
+        f"another name {pushed[alpha][2]:.2f}, "
+        f"not a name {pushed[alpha][3]:.2f}"
+    )
+
+# sphinx_gallery_start_ignore
+# "much shorter" (0.83 against 7.06 so far); "With alpha 1 no answer flips; with 10 and 20
+# only a few ... are the first name" (0.08 and 0.10); "at 20 most of them are another name
+# while some stay with the second" (0.67 and 0.22)
+assert first_vs_second.norm() < 0.2 * direction.norm(), first_vs_second.norm()
+assert pushed[1][0] == 0, pushed
+assert all(pushed[alpha][0] < 0.15 for alpha in (10, 20)), pushed
+assert pushed[20][2] > 0.5, pushed
+assert 0.05 < pushed[20][1] < 0.5, pushed
+# sphinx_gallery_end_ignore
+
+# %%
+# .. rst-class:: solution
 #
-#    .. code-block:: python
+# **Solution 2.** All of them: every answer is John. The direction works both
+# ways: adding it pushes towards Mary, subtracting it towards John.
+
+test_to_mary = name_prompts("Mary", "John", "John", test_places)  # answer: Mary
+said = answers(test_to_mary, block, add_at_last_position(direction, -1.0))
+print(f"alpha -1 on answer-Mary prompts: John {(said == JOHN).float().mean():.2f}")
+
+# sphinx_gallery_start_ignore
+assert (said == JOHN).all()  # "every answer is John"
+# sphinx_gallery_end_ignore
+
+# %%
+# .. rst-class:: solution
 #
-#       # 1. first name vs second name, averaged over random names
-#       train = lm.make_names(500, seed=0)
-#       residual = last_residuals(train.prompts)[1]
-#       first_vs_second = (
-#           residual[~train.subject_is_a].mean(0) - residual[train.subject_is_a].mean(0)
-#       )
-#       test = lm.make_names(500, seed=1, split="test")
-#       prompts = test.prompts[test.subject_is_a]
-#       first_name = prompts[:, lm.POSITIONS["A"]]
-#       second_name = prompts[:, lm.POSITIONS["B"]]
-#       print(f"|first-vs-second direction| = {first_vs_second.norm():.2f}")
-#       print(f"|Mary-vs-John direction| = {direction.norm():.2f}")
-#       for alpha in [1, 10, 20]:
-#           hook = add_at_last_position(first_vs_second, alpha)
-#           said = answers(prompts, model.blocks[1], hook)
-#           is_name = torch.isin(said, NAME_IDS)
-#           other = is_name & (said != first_name) & (said != second_name)
-#           print(
-#               f"alpha {alpha}: first name {(said == first_name).float().mean():.2f}, "
-#               f"second name {(said == second_name).float().mean():.2f}, "
-#               f"another name {other.float().mean():.2f}, "
-#               f"not a name {(~is_name).float().mean():.2f}"
-#           )
-#
-#       # 2. minus the direction on prompts whose answer is Mary
-#       test_to_mary = name_prompts("Mary", "John", "John", test_places)
-#       said = answers(test_to_mary, block, add_at_last_position(direction, -1.0))
-#       print(f"alpha -1 on answer-Mary prompts: John {(said == JOHN).float().mean():.2f}")
-#
-#       # 3. push only the prompt, at the first step
-#       def add_to_prompt_only(module, args, output):
-#           if output.shape[1] != 15:
-#               return None
-#           steered = output.clone()
-#           steered[:, 14] += direction
-#           return steered
-#
-#       with block.register_forward_hook(add_to_prompt_only):
-#           out = lm.generate(model, test_to_john, max_new_tokens=4)
-#       print(f"prompt only: Mary {(out[:, 15] == MARY).float().mean():.2f}")
-#       full_stop = lm.encode(".")[0, 0]
-#       print("every continuation ends with a full stop:", bool((out[:, -1] == full_stop).all()))
-#
-#    **Answers**
-#
-#    1. Almost none. The first-vs-second direction is short, 0.83 against
-#       7.06 for Mary against John. With ``alpha`` 1 no answer flips (0.00);
-#       with 10 only 0.08 and with 20 only 0.10 of the answers are the first
-#       name, 0.22 stay with the second and 0.67 are another name. Averaged
-#       over all the names, their identities cancel and little is left: this
-#       model does not write "the first name" as one direction at the last
-#       position. A difference of means finds a direction only where the
-#       model has one; the pair of names on the page is the contrast the
-#       model does write.
-#    2. All of them: John in 1.00 of the answers. The direction works both
-#       ways: adding it pushes towards Mary, subtracting it towards John.
-#    3. Mary in 1.00 of the answers, and every continuation ends with a full
-#       stop (``True``). The answer is written at the first step, where this
-#       hook pushes the prompt's last position as the page's hook does; at the
-#       second step the prompt is computed again without the push, and the
-#       model writes the full stop after the name it has already written.
+# **Solution 3.** Mary in every answer, and every continuation ends with a
+# full stop. The answer is written at the first step, where this hook pushes
+# the prompt's last position as the page's hook does; at the second step the
+# prompt is computed again without the push, and the model writes the full
+# stop after the name it has already written.
+
+
+def add_to_prompt_only(module, args, output):
+    """Push position 14 at the first step only, when the hook sees 15 positions."""
+    if output.shape[1] != 15:
+        return None
+    steered = output.clone()
+    steered[:, 14] += direction
+    return steered
+
+
+with block.register_forward_hook(add_to_prompt_only):
+    out = lm.generate(model, test_to_john, max_new_tokens=4)
+print(f"prompt only: Mary {(out[:, 15] == MARY).float().mean():.2f}")
+full_stop = lm.encode(".")[0, 0]
+print("every continuation ends with a full stop:", bool((out[:, -1] == full_stop).all()))
+
+# sphinx_gallery_start_ignore
+assert (out[:, 15] == MARY).all()  # "Mary in every answer"
+assert (out[:, -1] == full_stop).all()  # "every continuation ends with a full stop"
+from page_checks import assert_no_hooks_left  # docs/_ext: the build's check
+
+assert_no_hooks_left(globals())
+# sphinx_gallery_end_ignore

@@ -118,6 +118,16 @@ print(f"logit difference, head 1.3 zeroed:  {logit_difference(ablated_logits):.2
 print("logit lens accuracy after each block:", [f"{a:.2f}" for a in plain_lens])
 print("hooks left on the model:", ht.count_hooks(model))
 
+# sphinx_gallery_start_ignore
+# "on the chapter's model and 500 test sentences"; "the heads side by side, 16 columns each"
+assert len(data) == 500
+assert model.blocks[LAYER].attn.n_heads * D_HEAD == model.embed.embedding_dim
+# "zeroing its output ... removes almost all of the difference" (6.82 -> 0.01 so far)
+assert logit_difference(clean_logits) > 5
+assert abs(logit_difference(ablated_logits)) < 0.05 * logit_difference(clean_logits)
+assert not ht.count_hooks(model)
+# sphinx_gallery_end_ignore
+
 # %%
 # A hook point is an identity module
 # ----------------------------------
@@ -177,6 +187,28 @@ print("in block 1:", [name for name in hook_points if name.startswith("blocks.1.
 print(hooked_model.blocks[1].attn.out)
 difference = (hooked_model(prompts) - clean_logits).abs().max().item()
 print("max abs difference from the model without hook points:", difference)
+
+# sphinx_gallery_start_ignore
+# "Every hook point changes nothing, so the copy computes exactly the same logits"
+assert difference == 0.0
+assert isinstance(HookPoint(), nn.Identity)
+x = torch.randn(2, 3)
+assert HookPoint()(x) is x
+# "blocks.1.attn.out.hook_in holds the four heads' outputs of block 1, blocks.2.ln1.hook_in
+# is the residual stream that enters block 2 (the one after block 1), and ln_final.hook_in
+# the one after the last block" (checked after run_with_cache, below)
+# "(The embeddings stay as they are: TinyLM reads their sizes.)"
+wrapped_embeddings = copy.deepcopy(model)
+wrapped_embeddings.embed = WithHookPoints(wrapped_embeddings.embed)
+try:
+    wrapped_embeddings(prompts[:2])
+except AttributeError as error:
+    message = str(error)
+else:
+    message = "a model with wrapped embeddings ran"
+assert "num_embeddings" in message, message
+del wrapped_embeddings
+# sphinx_gallery_end_ignore
 
 # %%
 # Every hook point changes nothing, so the copy computes exactly the same
@@ -252,6 +284,22 @@ print(f"logit difference, head 1.3 zeroed by name: {logit_difference(by_name):.2
 print("max abs difference from the plain hook:", (by_name - ablated_logits).abs().max().item())
 print("forward hooks on the hook point afterwards:", dict(hook_points[z_name]._forward_hooks))
 
+# sphinx_gallery_start_ignore
+# the hook sits in the hook point's _forward_hooks while the model runs, and is gone after;
+# "the same number" as the plain hook
+while_running = []
+run_with_hooks(
+    hooked_model,
+    prompts[:4],
+    [(z_name, lambda heads, name: while_running.append(dict(hook_points[name]._forward_hooks)))],
+)
+assert [next(iter(h.values())).__qualname__ for h in while_running] == [
+    "hooks.<locals>.forward_hook"
+]
+assert not hook_points[z_name]._forward_hooks
+assert torch.equal(by_name, ablated_logits)
+# sphinx_gallery_end_ignore
+
 # %%
 # The logit lens from a cache: the residual stream after block ``i`` is the
 # input of block ``i + 1``'s first LayerNorm, and after the last block the
@@ -265,6 +313,30 @@ print("logit lens accuracy after each block:", [f"{a:.2f}" for a in cached_lens]
 largest = max((cache[n] - r).abs().max().item() for n, r in zip(names, residuals, strict=True))
 print("max abs difference from the plain hooks' residuals:", largest)
 print("hooks left on the copy:", ht.count_hooks(hooked_model))
+
+# sphinx_gallery_start_ignore
+assert cached_lens == plain_lens
+assert largest == 0.0
+assert not ht.count_hooks(hooked_model)
+# the names above: the heads' outputs of block 1, the residual after block 1 and after block 2
+plain = {}
+handles = [
+    model.blocks[1].attn.out.register_forward_pre_hook(lambda m, args: plain.update(z=args[0])),
+    model.blocks[1].register_forward_hook(lambda m, a, output: plain.update(after_1=output)),
+    model.blocks[2].register_forward_hook(lambda m, a, output: plain.update(after_2=output)),
+]
+try:
+    model(prompts[:8])
+finally:
+    for handle in handles:
+        handle.remove()
+_, named = run_with_cache(
+    hooked_model, prompts[:8], [z_name, "blocks.2.ln1.hook_in", "ln_final.hook_in"]
+)
+assert torch.equal(named[z_name], plain["z"])
+assert torch.equal(named["blocks.2.ln1.hook_in"], plain["after_1"])
+assert torch.equal(named["ln_final.hook_in"], plain["after_2"])
+# sphinx_gallery_end_ignore
 
 # %%
 # This is how TransformerLens works. Its ``HookPoint`` is a module whose
@@ -319,6 +391,21 @@ with nn_model.trace(prompts):
 print(f"logit difference, head 1.3 zeroed with nnsight: {logit_difference(nn_logits):.2f}")
 print("max abs difference from the plain hook:", (nn_logits - ablated_logits).abs().max().item())
 
+# sphinx_gallery_start_ignore
+assert nnsight.__version__.startswith("0.8."), nnsight.__version__
+# "it replaces each submodule's forward with a Controller"; no hooks while paused
+assert type(out_layer.forward).__name__ == "Controller"
+assert all(
+    type(module.__dict__.get("forward")).__name__ == "Controller" for module in model.modules()
+)
+paused = []
+with nn_model.trace(prompts[:4]):
+    paused_at = nn_model.blocks[LAYER].attn.out.input
+    paused.append((dict(out_layer._forward_hooks), dict(out_layer._forward_pre_hooks)))
+assert paused == [({}, {})], paused
+assert torch.equal(nn_logits, ablated_logits)  # "Same number again"
+# sphinx_gallery_end_ignore
+
 # %%
 # Same number again. But look at how nnsight reached the heads: while the
 # model was paused at ``attn.out``, that module had no forward hook and no
@@ -352,6 +439,59 @@ finally:
         handle.remove()
 print(" -> ".join(order))
 
+# sphinx_gallery_start_ignore
+# "a forward pre-hook runs before the trace sees .input, and a forward hook runs after the
+# trace has seen (and may have edited) .output": what each one sees
+assert order == ["forward pre-hook", "trace reads .input", "trace reads .output", "forward hook"]
+seen = {}
+handles = [
+    out_layer.register_forward_pre_hook(lambda m, args: (torch.full_like(args[0], 7.0),)),
+    out_layer.register_forward_hook(lambda m, a, output: seen.update(hook=output.abs().max())),
+]
+try:
+    with nn_model.trace(prompts[:4]):
+        seen["trace"] = nn_model.blocks[LAYER].attn.out.input.min().save()
+        nn_model.blocks[LAYER].attn.out.output = torch.zeros(4, 15, 64)
+finally:
+    for handle in handles:
+        handle.remove()
+assert (seen["trace"], seen["hook"]) == (7.0, 0.0), seen
+# "Outside a trace the wrapper only calls the original"
+assert torch.equal(model(prompts[:4]), lm.pretrained_lm()(prompts[:4]))
+# "Only what you .save() leaves the with block" (the section's opening)
+with nn_model.trace(prompts[:4]):
+    kept = nn_model.blocks[0].output.save()
+    dropped = nn_model.blocks[1].output
+assert kept.shape == (4, 15, 64)
+assert "dropped" not in globals()
+# "(Gradients are the exception: reading .grad inside with loss.backward(): registers tensor
+# hooks, which remove themselves.)"
+registered = []
+original_register_hook = torch.Tensor.register_hook
+
+
+def counting_register_hook(self, hook):
+    registered.append(self)
+    return original_register_hook(self, hook)
+
+
+grad_model = lm.pretrained_lm()
+with_grad = NNsight(grad_model)
+torch.Tensor.register_hook = counting_register_hook
+try:
+    with with_grad.trace(prompts[:4]):
+        residual = with_grad.blocks[0].output.save()
+        loss = with_grad.output.sum()
+        with loss.backward():
+            grad = residual.grad.save()
+finally:
+    torch.Tensor.register_hook = original_register_hook
+assert grad.shape == (4, 15, 64)
+assert len(registered) == 1
+assert not registered[0]._backward_hooks
+assert not ht.count_hooks(grad_model)
+# sphinx_gallery_end_ignore
+
 # %%
 # The wrapper stays on the model after the trace (printed below): nnsight
 # changed ``model`` itself, not a copy, and it has no call that takes the
@@ -374,6 +514,15 @@ print("max abs difference from the plain hooks' residuals:", largest)
 print("hooks left on the model:", ht.count_hooks(model))
 print("forward of blocks[1].attn.out after the traces:", type(out_layer.forward).__name__)
 
+# sphinx_gallery_start_ignore
+# "All three gave ... the same logit lens"; the residuals are the same tensors' values
+assert nn_lens == plain_lens
+assert largest == 0.0
+# "The wrapper stays on the model after the trace ... count_hooks finds no hooks"
+assert type(out_layer.forward).__name__ == "Controller"
+assert not ht.count_hooks(model)
+# sphinx_gallery_end_ignore
+
 # %%
 # Asking for values out of order is an error, because the model has already
 # run past them: reading block 0's output after block 2's in the same trace
@@ -385,6 +534,19 @@ try:
         early = nn_model.blocks[0].output.save()
 except OutOfOrderError as error:
     print(type(error).__name__ + ":", error)
+
+# sphinx_gallery_start_ignore
+# "reading block 0's output after block 2's in the same trace fails, and nnsight says why"
+try:
+    with nn_model.trace(prompts[:4]):
+        late = nn_model.blocks[2].output.save()
+        early = nn_model.blocks[0].output.save()
+except OutOfOrderError as error:
+    message = str(error)
+else:
+    message = "reading block 0 after block 2 did not fail"
+assert "was requested but the model already ran past it" in message, message
+# sphinx_gallery_end_ignore
 
 # %%
 # Three ways, one measurement
@@ -463,78 +625,119 @@ plt.show()
 #    does it restore, and does a plain forward hook give the same share?
 # 3. Pass ``run_with_hooks`` a hook that raises an error. How many hooks are
 #    left on ``hooked_model`` after the error?
+
+# %%
+# .. rst-class:: solution
 #
-# .. dropdown:: Solutions
+# **Solution 1.** Head 1.3 gives most of its attention at the last position
+# to position 10, the subject, on average: the head whose ablation removed the
+# logit difference moves the subject's name. The pattern cached by name and
+# the one from the plain hook are the same tensor (max abs difference 0.0):
+# the hook point on the softmax's output sees exactly the output that a
+# forward hook on the softmax receives.
+
+S = lm.POSITIONS["S"]  # the subject; the last prompt position is "end"
+name = "blocks.1.attn.softmax.hook_out"
+_, cache = run_with_cache(hooked_model, prompts, [name])
+patterns = []
+handle = model.blocks[1].attn.softmax.register_forward_hook(
+    lambda module, args, output: patterns.append(output)
+)
+try:
+    model(prompts)
+finally:
+    handle.remove()
+weight = cache[name][:, HEAD, -1, S].mean().item()
+print(f"head 1.3, last position -> position 10: {weight:.2f}")
+print("max abs difference:", (cache[name] - patterns[0]).abs().max().item())
+
+# sphinx_gallery_start_ignore
+assert weight > 0.5, weight  # "most of its attention" (0.78 so far)
+assert torch.equal(cache[name], patterns[0])  # "the same tensor"
+# sphinx_gallery_end_ignore
+
+# %%
+# .. rst-class:: solution
 #
-#    .. code-block:: python
+# **Solution 2.** The patch restores the whole clean logit difference (a
+# share of about 1) with nnsight, and the same share with the plain forward
+# hook; the two patched runs give the same logits (max abs difference 0.0).
+# Writing to ``nn_model.blocks[0].output`` inside the trace does what a
+# forward hook that returns an edited output does. The clean value must come
+# from a first trace and be saved: a trace sees only its own run. (nnsight's
+# ``LanguageModel``, for Hugging Face models, can batch the clean and the
+# corrupted prompts as two invokes of one trace; the plain ``NNsight``
+# wrapper cannot, and says so.)
+
+corrupted = data.with_other_subject().prompts
+with nn_model.trace(prompts):
+    clean_resid = nn_model.blocks[0].output.save()
+with nn_model.trace(corrupted):
+    nn_model.blocks[0].output[:, S] = clean_resid[:, S]
+    patched = nn_model.output.save()
+
+
+def patch_position(module, args, output):
+    output = output.clone()
+    output[:, S] = clean_resid[:, S]
+    return output
+
+
+handle = model.blocks[0].register_forward_hook(patch_position)
+try:
+    hooked_patch = model(corrupted)
+finally:
+    handle.remove()
+clean, bad = logit_difference(clean_logits), logit_difference(model(corrupted))
+shares = {}
+for label, logits in [("nnsight", patched), ("plain hook", hooked_patch)]:
+    shares[label] = (logit_difference(logits) - bad) / (clean - bad)
+    print(f"{label}: share restored {shares[label]:.2f}")
+print("max abs difference:", (patched - hooked_patch).abs().max().item())
+
+# sphinx_gallery_start_ignore
+# "the whole clean logit difference (a share of about 1)" (1.01 so far); "the same logits"
+assert abs(shares["nnsight"] - 1) < 0.05, shares
+assert torch.equal(patched, hooked_patch)
+# "the plain NNsight wrapper cannot [batch two invokes], and says so"
+from nnsight import LanguageModel
+
+assert LanguageModel._batch is not NNsight._batch
+try:
+    with nn_model.trace() as tracer:
+        with tracer.invoke(prompts[:4]):
+            first_run = nn_model.blocks[0].output[:, S]
+        with tracer.invoke(corrupted[:4]):
+            nn_model.blocks[0].output[:, S] = first_run
+except NotImplementedError as error:
+    message = str(error)
+else:
+    message = "two invokes in one trace of a plain NNsight model did not fail"
+assert "does not support batching multiple invokes" in message, message
+# sphinx_gallery_end_ignore
+
+# %%
+# .. rst-class:: solution
 #
-#       # 1. the pattern by name and by a plain hook
-#       S = lm.POSITIONS["S"]  # the subject; the last prompt position is "end"
-#       name = "blocks.1.attn.softmax.hook_out"
-#       _, cache = run_with_cache(hooked_model, prompts, [name])
-#       patterns = []
-#       handle = model.blocks[1].attn.softmax.register_forward_hook(
-#           lambda module, args, output: patterns.append(output)
-#       )
-#       try:
-#           model(prompts)
-#       finally:
-#           handle.remove()
-#       weight = cache[name][:, HEAD, -1, S].mean().item()
-#       print(f"head 1.3, last position -> position 10: {weight:.2f}")
-#       print("max abs difference:", (cache[name] - patterns[0]).abs().max().item())
-#
-#       # 2. patch the clean residual after block 0 at position 10 into the corrupted run
-#       corrupted = data.with_other_subject().prompts
-#       with nn_model.trace(prompts):
-#           clean_resid = nn_model.blocks[0].output.save()
-#       with nn_model.trace(corrupted):
-#           nn_model.blocks[0].output[:, S] = clean_resid[:, S]
-#           patched = nn_model.output.save()
-#
-#       def patch_position(module, args, output):
-#           output = output.clone()
-#           output[:, S] = clean_resid[:, S]
-#           return output
-#
-#       handle = model.blocks[0].register_forward_hook(patch_position)
-#       try:
-#           hooked_patch = model(corrupted)
-#       finally:
-#           handle.remove()
-#       clean, bad = logit_difference(clean_logits), logit_difference(model(corrupted))
-#       for label, logits in [("nnsight", patched), ("plain hook", hooked_patch)]:
-#           share = (logit_difference(logits) - bad) / (clean - bad)
-#           print(f"{label}: share restored {share:.2f}")
-#       print("max abs difference:", (patched - hooked_patch).abs().max().item())
-#
-#       # 3. a hook that raises
-#       def broken(activation, name):
-#           raise ValueError("broken hook")
-#
-#       try:
-#           run_with_hooks(hooked_model, prompts, [(z_name, broken)])
-#       except ValueError as error:
-#           print("error:", error)
-#       print("hooks left on hooked_model:", ht.count_hooks(hooked_model))
-#
-#    **Answers**
-#
-#    1. Head 1.3 gives 0.78 of its attention at the last position to
-#       position 10, the subject, on average: the head whose ablation
-#       removed the logit difference moves the subject's name. The pattern cached by name and the one from the plain hook
-#       are the same tensor (max abs difference 0.0): the hook point on the
-#       softmax's output sees exactly the output that a forward hook on the
-#       softmax receives.
-#    2. The patch restores 1.01 of the clean logit difference with nnsight
-#       and 1.01 with the plain forward hook, and the two patched runs give
-#       the same logits (max abs difference 0.0). Writing to
-#       ``nn_model.blocks[0].output`` inside the trace does what a forward
-#       hook that returns an edited output does. The clean value must come
-#       from a first trace and be saved: a trace sees only its own run.
-#       (nnsight's ``LanguageModel``, for Hugging Face models, can batch the
-#       clean and the corrupted prompts as two invokes of one trace; the
-#       plain ``NNsight`` wrapper cannot, and says so.)
-#    3. None: ``hooks`` removes its handles in ``finally``, so the error
-#       reaches you and no hook stays behind on ``hooked_model``.
-#       TransformerLens's ``hooks`` context does the same.
+# **Solution 3.** None: ``hooks`` removes its handles in ``finally``, so the
+# error reaches you and no hook stays behind on ``hooked_model``.
+# TransformerLens's ``hooks`` context does the same.
+
+
+def broken(activation, name):
+    msg = "broken hook"
+    raise ValueError(msg)
+
+
+try:
+    run_with_hooks(hooked_model, prompts, [(z_name, broken)])
+except ValueError as error:
+    print("error:", error)
+print("hooks left on hooked_model:", ht.count_hooks(hooked_model))
+
+# sphinx_gallery_start_ignore
+assert not ht.count_hooks(hooked_model)  # "None"
+from page_checks import assert_no_hooks_left  # docs/_ext: the build's check
+
+assert_no_hooks_left(globals())
+# sphinx_gallery_end_ignore
