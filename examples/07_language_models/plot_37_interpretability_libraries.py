@@ -572,20 +572,19 @@ fig.tight_layout()
 plt.show()
 
 # %%
-# ===========================  ===================================================
-# abstraction                  what it is, underneath
-# ===========================  ===================================================
-# a name for every activation  an identity module (a hook point) at each place
-#                              in ``forward``: a forward hook on it reads or
-#                              replaces the value
-# self-removing hooks          a context manager that removes the handles in
-#                              ``finally`` (``hooks``, ``run_with_hooks``)
-# ``run_with_cache``           forward hooks that store each activation in a dict
-#                              under its name, and are removed afterwards
-# tracing (nnsight)            each module's ``forward`` replaced by a wrapper
-#                              that pauses the model where your code asks for a
-#                              value; only ``.save()`` values leave the trace
-# ===========================  ===================================================
+# .. list-table::
+#    :header-rows: 1
+#
+#    * - abstraction
+#      - what it is, underneath
+#    * - a name for every activation
+#      - an identity module (a hook point) at each place in ``forward``: a forward hook on it reads or replaces the value
+#    * - self-removing hooks
+#      - a context manager that removes the handles in ``finally`` (``hooks``, ``run_with_hooks``)
+#    * - ``run_with_cache``
+#      - forward hooks that store each activation in a dict under its name, and are removed afterwards
+#    * - tracing (nnsight)
+#      - each module's ``forward`` replaced by a wrapper that pauses the model where your code asks for a value; only ``.save()`` values leave the trace
 #
 # What the tiny model can and cannot tell: the mechanism is the same on a
 # model with billions of parameters, and the numbers match to the last digit
