@@ -340,10 +340,11 @@ print(
 
 # sphinx_gallery_start_ignore
 shortcut_cue, clean_object = pointing["shortcut model", "cue"], pointing["clean model", "object"]
-# "strictly on the cue in only about one test image in ten" (0.097 here, 0.103 on another
-# CPU): between 0.05 and 0.2 of 300 images
+# "strictly on the cue in only about one test image in ten": between 0.05 and 0.2 of 300
+# images (0.097, 0.100 and 0.103 seen on different CPUs and ATEN_CPU_CAPABILITY settings:
+# near-ties between cells move the maximum)
 assert 0.05 < shortcut_cue[0] < 0.2, shortcut_cue
-# "within 4 pixels in about two thirds of them" (0.677 here, 0.693 on another CPU)
+# "within 4 pixels in about two thirds of them" (0.677 and 0.693 seen)
 assert 0.55 < shortcut_cue[1] < 0.8, shortcut_cue
 # "and within 8 pixels in all"
 assert shortcut_cue[2] == 1.0, shortcut_cue
@@ -353,7 +354,7 @@ assert 0.8 < clean_object[0] < clean_object[1], clean_object
 assert clean_object[1] > 0.95, clean_object
 # "and never within 4 pixels of the cue"
 assert pointing["clean model", "cue"][1] == 0.0, pointing
-# "about two in five of those images (0.382 here, 0.408 on another CPU), none of the others"
+# "about two in five of those images (0.382, 0.395 and 0.408 seen), none of the others"
 assert 0.25 < strict[bottom_right].float().mean() < 0.55
 assert not strict[~bottom_right].any()
 # sphinx_gallery_end_ignore
