@@ -62,6 +62,13 @@ with torch.no_grad():
 print("true:     ", [data.classes[i] for i in labels])
 print("predicted:", [data.classes[i] for i in predicted])
 
+# sphinx_gallery_start_ignore
+# "four images of the test split"; the figure's rows name the predicted classes, which
+# are the true ones
+assert images.shape == (4, 3, 64, 64)
+assert (predicted == labels).all(), (predicted, labels)
+# sphinx_gallery_end_ignore
+
 # %%
 # Plain gradients (a saliency map)
 # --------------------------------
@@ -77,6 +84,11 @@ x = images.clone().requires_grad_(True)
 scores = model(x).gather(1, predicted[:, None]).squeeze(1)
 (plain_gradient,) = torch.autograd.grad(scores.sum(), x)
 print("input gradient:", tuple(plain_gradient.shape))
+
+# sphinx_gallery_start_ignore
+# the input gradient has "full resolution": one value per pixel and colour channel
+assert plain_gradient.shape == images.shape
+# sphinx_gallery_end_ignore
 
 # %%
 # The guided ReLU rule
@@ -103,6 +115,12 @@ def guided_relu_hook(module, grad_input, grad_output):
 relus = [m for m in model.modules() if isinstance(m, nn.ReLU)]
 print(len(relus), "ReLU modules, in place:", [relu.inplace for relu in relus])
 
+# sphinx_gallery_start_ignore
+# "SimpleCNN uses ordinary ReLUs."
+assert len(relus) == 3
+assert not any(relu.inplace for relu in relus)
+# sphinx_gallery_end_ignore
+
 # %%
 # Now register the hook on every ReLU, run forward and backward once, and
 # remove the hooks in a ``finally`` block so that an error cannot leave them
@@ -118,6 +136,12 @@ finally:
         handle.remove()
 print("hooks left on the model:", ht.count_hooks(model).total)
 print("guided gradients are >= 0 at the input?", bool((guided >= 0).all()))
+
+# sphinx_gallery_start_ignore
+# "The last line prints False"; the hooks were removed in finally
+assert not (guided >= 0).all()
+assert ht.count_hooks(model).total == 0
+# sphinx_gallery_end_ignore
 
 # %%
 # The last line prints ``False``: only the gradients that leave each ReLU are
@@ -137,6 +161,13 @@ print("Grad-CAM grid at relu3:", tuple(gradcam(images, target=predicted, raw=Tru
 gradcam_maps = gradcam(images, target=predicted)  # [4, 64, 64] in [0, 1]
 guided_gradcam = guided * gradcam_maps[:, None]
 print("Grad-CAM maps:", tuple(gradcam_maps.shape), " Guided Grad-CAM:", tuple(guided_gradcam.shape))
+
+# sphinx_gallery_start_ignore
+# Grad-CAM is "coarse, one value per cell of its grid"; the product has the input's size
+assert gradcam(images, target=predicted, raw=True).shape == (4, 8, 8)
+assert gradcam_maps.shape == (4, 64, 64)
+assert guided_gradcam.shape == (4, 3, 64, 64)
+# sphinx_gallery_end_ignore
 
 # %%
 # To draw an input map we take the largest absolute value over the colour
@@ -185,6 +216,17 @@ for name in ("gradient", "guided backprop"):
 areas = outline.float().mean(dim=(1, 2))
 print(f"{'band area':16s} share of the image:   " + " ".join(f"{v:.3f}" for v in areas.tolist()))
 
+# sphinx_gallery_start_ignore
+near_outline = {
+    name: energy_pointing_game(columns[name].detach(), outline)
+    for name in ("gradient", "guided backprop")
+}
+# "on every image it puts a larger share of its mass near the outline than the plain
+# gradient does, and both put more there than the band's share of the area"
+assert (near_outline["guided backprop"] > near_outline["gradient"]).all(), near_outline
+assert (near_outline["gradient"] > areas).all(), (near_outline, areas)
+# sphinx_gallery_end_ignore
+
 # %%
 # The plain gradient is a noisy cloud over the object and its surroundings.
 # Guided backpropagation follows the object's outline: on every image it puts
@@ -214,14 +256,25 @@ handles = [
     for m in inplace_model.modules()
     if isinstance(m, nn.ReLU)
 ]
+message = None
 try:
     inplace_model(images)
 except RuntimeError as error:
-    print("RuntimeError:", str(error).splitlines()[0][:110], "...")
+    message = str(error).splitlines()[0]
+    print("RuntimeError:", message[:110], "...")
 finally:
     for handle in handles:
         handle.remove()
 print("hooks left on the copy:", ht.count_hooks(inplace_model).total)
+
+# sphinx_gallery_start_ignore
+# "autograd refuses during the *forward* pass": the forward call raised, about the view
+# that the full backward hook made
+assert message is not None
+assert "BackwardHookFunction" in message
+assert "view" in message
+assert ht.count_hooks(inplace_model).total == 0
+# sphinx_gallery_end_ignore
 
 # %%
 # Two ways out. The simple one: run the hooks on a copy of the model whose
@@ -259,11 +312,26 @@ print(
     f"{(library_guided_gradcam - guided_gradcam).abs().max().item():.1e}",
 )
 
+# sphinx_gallery_start_ignore
+# "We compare both with the page's results, including the library on the in-place copy":
+# the same up to float32 rounding (1e-6 of the largest value), in place or not
+largest = guided.abs().max()
+assert largest > 0
+assert (library_guided - guided).abs().max() < 1e-6 * largest
+assert (library_guided_inplace - guided).abs().max() < 1e-6 * largest
+assert (library_guided_gradcam - guided_gradcam).abs().max() < 1e-6 * largest
+# sphinx_gallery_end_ignore
+
 # %%
 # Every hook is gone, on both models:
 
 print("hooks left on the model:", ht.count_hooks(model).total)
 print("hooks left on the copy: ", ht.count_hooks(inplace_model).total)
+
+# sphinx_gallery_start_ignore
+# "Every hook is gone, on both models"
+assert ht.count_hooks(model).total == ht.count_hooks(inplace_model).total == 0
+# sphinx_gallery_end_ignore
 
 # %%
 # Summary
@@ -293,86 +361,118 @@ print("hooks left on the copy: ", ht.count_hooks(inplace_model).total)
 #    Grad-CAM. Which method is more class-specific?
 # 3. Write a context manager ``guided_relus(model)`` that registers the
 #    guided hooks on entry and removes them on exit, even after an error.
+
+# %%
+# .. rst-class:: solution
 #
-# .. dropdown:: Solutions
+# **Solution 1.** The deconvnet map also follows the outline: on every image,
+# its mass near the outline is less than guided backpropagation's and more
+# than the plain gradient's. Dropping the forward mask :math:`[a > 0]` lets
+# gradient through ReLUs that were off for this image, so the map depends a
+# little less on the image itself.
+
+
+def deconv_hook(module, grad_input, grad_output):
+    return (grad_output[0].clamp(min=0),)
+
+
+handles = [relu.register_full_backward_hook(deconv_hook) for relu in relus]
+try:
+    x = images.clone().requires_grad_(True)
+    scores = model(x).gather(1, predicted[:, None]).squeeze(1)
+    (deconv,) = torch.autograd.grad(scores.sum(), x)
+finally:
+    for handle in handles:
+        handle.remove()
+deconv_shares = energy_pointing_game(to_image(deconv), outline)
+print("deconvnet mass near the outline:", " ".join(f"{v:.3f}" for v in deconv_shares.tolist()))
+for name in ("gradient", "guided backprop"):
+    shares = energy_pointing_game(columns[name].detach(), outline)
+    print(f"{name:16s} mass near the outline: " + " ".join(f"{v:.3f}" for v in shares.tolist()))
+plt.imshow(to_image(deconv)[0], cmap="magma")
+plt.title("deconvnet, first image")
+plt.show()
+
+# sphinx_gallery_start_ignore
+# "on every image, its mass near the outline is less than guided backpropagation's and
+# more than the plain gradient's"
+assert (deconv_shares < near_outline["guided backprop"]).all(), deconv_shares
+assert (deconv_shares > near_outline["gradient"]).all(), deconv_shares
+# sphinx_gallery_end_ignore
+
+# %%
+# .. rst-class:: solution
 #
-#    .. code-block:: python
+# **Solution 2.** The guided gradients hardly change with the class: their
+# rank correlation between the top and the second class stays high on all
+# four images. Grad-CAM's maps change much more. Grad-CAM is the
+# class-specific one; guided backpropagation mostly shows the image's edges
+# whatever the class, which is why Guided Grad-CAM multiplies it by a
+# Grad-CAM map.
+
+from hooks_tutorial.metrics import spearman
+
+with torch.no_grad():
+    second = model(images).topk(2, dim=1).indices[:, 1]
+guided_second = ht.GuidedBackprop(model)(images, target=second)
+guided_rho = spearman(to_image(guided), to_image(guided_second))
+cam_rho = spearman(gradcam(images, target=predicted), gradcam(images, target=second))
+print("guided backprop, top vs second class:", " ".join(f"{v:.2f}" for v in guided_rho.tolist()))
+print("Grad-CAM, top vs second class:       ", " ".join(f"{v:.2f}" for v in cam_rho.tolist()))
+
+# sphinx_gallery_start_ignore
+# "stays high on all four images" (0.71 to 0.81 so far): above 0.6; "Grad-CAM's maps
+# change much more" (0.31 at most so far): every one 0.3 below the lowest guided one
+assert guided_rho.min() > 0.6, guided_rho
+assert cam_rho.max() < guided_rho.min() - 0.3, (cam_rho, guided_rho)
+# sphinx_gallery_end_ignore
+
+# %%
+# .. rst-class:: solution
 #
-#       # 1. deconvnet: ignore where the forward input was negative
-#       def deconv_hook(module, grad_input, grad_output):
-#           return (grad_output[0].clamp(min=0),)
-#
-#
-#       handles = [relu.register_full_backward_hook(deconv_hook) for relu in relus]
-#       try:
-#           x = images.clone().requires_grad_(True)
-#           scores = model(x).gather(1, predicted[:, None]).squeeze(1)
-#           (deconv,) = torch.autograd.grad(scores.sum(), x)
-#       finally:
-#           for handle in handles:
-#               handle.remove()
-#       shares = energy_pointing_game(to_image(deconv), outline)
-#       print("deconvnet mass near the outline:", " ".join(f"{v:.3f}" for v in shares.tolist()))
-#       plt.imshow(to_image(deconv)[0], cmap="magma")
-#       plt.show()
-#
-#       # 2. second most likely class
-#       from hooks_tutorial.metrics import spearman
-#
-#       with torch.no_grad():
-#           second = model(images).topk(2, dim=1).indices[:, 1]
-#       guided_second = ht.GuidedBackprop(model)(images, target=second)
-#       guided_rho = spearman(to_image(guided), to_image(guided_second))
-#       cam_rho = spearman(gradcam(images, target=predicted), gradcam(images, target=second))
-#       print("guided backprop, top vs second class:", " ".join(f"{v:.2f}" for v in guided_rho.tolist()))
-#       print("Grad-CAM, top vs second class:       ", " ".join(f"{v:.2f}" for v in cam_rho.tolist()))
-#
-#       # 3. a context manager
-#       import contextlib
-#
-#
-#       @contextlib.contextmanager
-#       def guided_relus(model):
-#           handles = [
-#               m.register_full_backward_hook(guided_relu_hook)
-#               for m in model.modules()
-#               if isinstance(m, nn.ReLU)
-#           ]
-#           try:
-#               yield
-#           finally:
-#               for handle in handles:
-#                   handle.remove()
-#
-#
-#       x = images.clone().requires_grad_(True)
-#       with guided_relus(model):
-#           print("hooks inside the block:", ht.count_hooks(model).total)
-#           scores = model(x).gather(1, predicted[:, None]).squeeze(1)
-#           (by_context,) = torch.autograd.grad(scores.sum(), x)
-#       print(f"max |difference| to the guided gradients: {(by_context - guided).abs().max():.1e}")
-#       try:
-#           with guided_relus(model):
-#               raise KeyboardInterrupt  # stands for any error inside the block
-#       except KeyboardInterrupt:
-#           pass
-#       print("hooks after an error in the block:", ht.count_hooks(model).total)
-#
-#    **Answers**
-#
-#    1. The deconvnet map also follows the outline: its mass near the outline
-#       is 0.517, 0.589, 0.508 and 0.239 on the four images, less than guided
-#       backpropagation's and more than the plain gradient's on every image.
-#       Dropping the forward mask :math:`[a > 0]` lets gradient through
-#       ReLUs that were off for this image, so the map depends a little less
-#       on the image itself.
-#    2. The guided gradients hardly change with the class: their rank
-#       correlation between the top and the second class is 0.81, 0.71, 0.75
-#       and 0.80. Grad-CAM's maps change much more (0.31, 0.15, 0.02 and
-#       0.20). Grad-CAM is the class-specific one; guided backpropagation
-#       mostly shows the image's edges whatever the class, which is why
-#       Guided Grad-CAM multiplies it by a Grad-CAM map.
-#    3. Inside the block the model carries 3 hooks (one per ReLU) and the
-#       gradients equal the page's guided gradients (max difference 0.0e+00);
-#       after an error raised inside the block the ``finally`` clause has
-#       removed them all: 0 hooks.
+# **Solution 3.** Inside the block the model carries 3 hooks (one per ReLU)
+# and the gradients equal the page's guided gradients (max difference
+# 0.0e+00); after an error raised inside the block the ``finally`` clause has
+# removed them all: 0 hooks.
+
+import contextlib
+
+
+@contextlib.contextmanager
+def guided_relus(model):
+    handles = [
+        m.register_full_backward_hook(guided_relu_hook)
+        for m in model.modules()
+        if isinstance(m, nn.ReLU)
+    ]
+    try:
+        yield
+    finally:
+        for handle in handles:
+            handle.remove()
+
+
+x = images.clone().requires_grad_(True)
+with guided_relus(model):
+    inside = ht.count_hooks(model).total
+    print("hooks inside the block:", inside)
+    scores = model(x).gather(1, predicted[:, None]).squeeze(1)
+    (by_context,) = torch.autograd.grad(scores.sum(), x)
+print(f"max |difference| to the guided gradients: {(by_context - guided).abs().max():.1e}")
+try:
+    with guided_relus(model):
+        raise KeyboardInterrupt  # stands for any error inside the block
+except KeyboardInterrupt:
+    pass
+print("hooks after an error in the block:", ht.count_hooks(model).total)
+
+# sphinx_gallery_start_ignore
+# "3 hooks (one per ReLU)", "the gradients equal the page's guided gradients (max
+# difference 0.0e+00)": the same hooks, the same computation; "0 hooks" after the error
+assert inside == 3
+assert torch.equal(by_context, guided)
+assert ht.count_hooks(model).total == 0
+from page_checks import assert_no_hooks_left  # docs/_ext: the build's check
+
+assert_no_hooks_left(globals())
+# sphinx_gallery_end_ignore

@@ -102,17 +102,35 @@ def naive_gradcam(model, layer, x, class_index):
 maps = naive_gradcam(resnet, resnet.layer4, images, class_index=0)
 print(f"layer4: maps {tuple(maps.shape)} for inputs {tuple(images.shape)}")
 
+# sphinx_gallery_start_ignore
+# "On layer4 ... it works": one 2 x 2 map per image
+assert maps.shape == (2, 2, 2)
+assert images.shape == (2, 3, 64, 64)
+# sphinx_gallery_end_ignore
+
 # %%
 # On ``layer4[1].bn2`` it fails. The full backward hook wraps the layer's
 # output in a view made by a custom autograd function, ``out += identity``
 # modifies that view in place, and autograd raises the error in the
 # *forward* pass:
 
+message = None
 try:
     naive_gradcam(resnet, resnet.layer4[1].bn2, images, class_index=0)
 except RuntimeError as error:
-    print("RuntimeError:", str(error).splitlines()[0][:100], "...")
+    message = str(error).splitlines()[0]
+    print("RuntimeError:", message[:100], "...")
 print("hooks left on the model:", ht.count_hooks(resnet).total)
+
+# sphinx_gallery_start_ignore
+# "On layer4[1].bn2 it fails ... modifies that view in place, and autograd raises the
+# error": the view made by the full backward hook's function
+assert message is not None
+assert "BackwardHookFunction" in message
+assert "view" in message
+# "The finally block did its job: no hook is left behind."
+assert ht.count_hooks(resnet).total == 0
+# sphinx_gallery_end_ignore
 
 # %%
 # The ``finally`` block did its job: no hook is left behind.
@@ -148,6 +166,15 @@ print(
 print("negative values in the detached copy?", bool((stored["detached"] < 0).any()))
 print("negative values in the clone?        ", bool((stored["cloned"] < 0).any()))
 
+# sphinx_gallery_start_ignore
+# "the in-place addition and ReLU change the stored values too"
+assert (stored["detached"] != stored["cloned"]).any()
+# "A BatchNorm output has negative values; after the in-place ReLU the detached copy has
+# none."
+assert (stored["cloned"] < 0).any()
+assert not (stored["detached"] < 0).any()
+# sphinx_gallery_end_ignore
+
 # %%
 # A BatchNorm output has negative values; after the in-place ReLU the
 # detached copy has none. The resulting map differs from the one computed
@@ -161,6 +188,12 @@ print(
     f"{(map_detached - map_cloned).abs().max().item():.3e}",
 )
 print("largest value of the correct map:     ", f"{map_cloned.abs().max().item():.3e}")
+
+# sphinx_gallery_start_ignore
+# "The resulting map differs from the one computed from the true activations": by more
+# than a tenth of the correct map's largest value
+assert (map_detached - map_cloned).abs().max() > 0.1 * map_cloned.abs().max()
+# sphinx_gallery_end_ignore
 
 # %%
 # The library's way
@@ -180,6 +213,13 @@ print("library map:", tuple(library_map.shape))
 difference = (library_map - map_cloned).abs().max().item()
 print("same as the clone-based map (max |difference| < 1e-6)?", difference < 1e-6)
 print("hooks left on the model:", ht.count_hooks(resnet).total)
+
+# sphinx_gallery_start_ignore
+# "in-place operations after the layer are harmless": the same map as the careful version
+assert library_map.shape == (2, 2, 2)
+assert difference < 1e-6, difference
+assert ht.count_hooks(resnet).total == 0
+# sphinx_gallery_end_ignore
 
 # %%
 # A vision transformer in miniature
@@ -227,14 +267,27 @@ vit(images)
 handle.remove()
 print("output of blocks[0]:", tuple(tokens["out"]))
 
+# sphinx_gallery_start_ignore
+# "64 patch tokens plus the class token", 32 values each
+assert tuple(tokens["out"]) == (2, 65, 32)
+# sphinx_gallery_end_ignore
+
 # %%
 # Grad-CAM needs ``[B, C, h, w]``. Given the tokens as they are, the library
 # says what is wrong and what to pass:
 
+message = None
 try:
     ht.GradCAM(vit, "blocks.0")(images)
 except ValueError as error:
+    message = str(error)
     print("ValueError:", error)
+
+# sphinx_gallery_start_ignore
+# "the library says what is wrong and what to pass"
+assert message is not None
+assert "reshape_transform=token_reshape_transform" in message
+# sphinx_gallery_end_ignore
 
 # %%
 # :obj:`hooks_tutorial.token_reshape_transform` drops the class token and lays
@@ -245,6 +298,12 @@ except ValueError as error:
 cam = ht.GradCAM(vit, "blocks.0", reshape_transform=ht.token_reshape_transform)
 print("raw map:", tuple(cam(images, raw=True).shape), " upsampled:", tuple(cam(images).shape))
 
+# sphinx_gallery_start_ignore
+# "lays the 64 patch tokens out on their 8 x 8 grid"
+assert cam(images, raw=True).shape == (2, 8, 8)
+assert cam(images).shape == (2, 64, 64)
+# sphinx_gallery_end_ignore
+
 # %%
 # Why not the last block? After it, the classifier reads the class token
 # only, so the score does not depend on the patch tokens of the last block's
@@ -252,6 +311,11 @@ print("raw map:", tuple(cam(images, raw=True).shape), " upsampled:", tuple(cam(i
 
 last = ht.GradCAM(vit, "blocks.1", reshape_transform=ht.token_reshape_transform)
 print("largest value of the raw map at blocks.1:", last(images, raw=True).abs().max().item())
+
+# sphinx_gallery_start_ignore
+# "their gradient, and with it the map, is zero": exactly, no gradient path exists
+assert last(images, raw=True).abs().max() == 0
+# sphinx_gallery_end_ignore
 
 # %%
 # When the tokens do not fit a grid
@@ -263,10 +327,20 @@ print("largest value of the raw map at blocks.1:", last(images, raw=True).abs().
 # cannot guess the grid and says so:
 
 vit_registers = TinyViT(extra_tokens=1).eval()
+message = None
 try:
     ht.GradCAM(vit_registers, "blocks.0", reshape_transform=ht.token_reshape_transform)(images)
 except ValueError as error:
+    message = str(error)
     print("ValueError:", error)
+
+# sphinx_gallery_start_ignore
+# "there are 66 tokens; neither 66 nor 65 is a square number, so the transform cannot
+# guess the grid and says so"
+assert message is not None
+assert "cannot arrange 66 tokens in a square grid" in message
+assert "neither 66 nor 65" in message
+# sphinx_gallery_end_ignore
 
 # %%
 # Telling it how many tokens come first fixes it:
@@ -279,6 +353,12 @@ print(
     ht.count_hooks(vit).total,
     ht.count_hooks(vit_registers).total,
 )
+
+# sphinx_gallery_start_ignore
+# "Telling it how many tokens come first fixes it"; no hook left on either transformer
+assert cam(images, raw=True).shape == (2, 8, 8)
+assert ht.count_hooks(vit).total == ht.count_hooks(vit_registers).total == 0
+# sphinx_gallery_end_ignore
 
 # %%
 # Summary
@@ -309,81 +389,122 @@ print(
 # 3. Build a ``TinyViT`` for 64 x 96 images (an 8 x 12 grid) and explain it
 #    with ``functools.partial(ht.token_reshape_transform, grid=(8, 12))``.
 #    What happens without ``grid``?
+
+# %%
+# .. rst-class:: solution
 #
-# .. dropdown:: Solutions
+# **Solution 1.** 26 modules raise the ``RuntimeError``, of three kinds: the 9
+# named ``bn1`` (the stem's and each block's, followed by an in-place ReLU),
+# the 8 named ``bn2`` (followed by ``out += identity``) and the 9 ReLUs. A
+# ReLU fails although nothing after it changes its output: a full backward
+# hook wraps the module's inputs as well as its outputs, and an in-place ReLU
+# overwrites its own input, the wrapped view. The convolutions, the
+# downsampling branches and the whole blocks work, and ``finally`` leaves 0
+# hooks on the model.
+
+import warnings
+
+failing = []
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")  # conv1's input needs no gradient: torch warns
+    for name, module in resnet.named_modules():
+        if name == "" or isinstance(module, (nn.Sequential, nn.Linear)):
+            continue
+        try:
+            naive_gradcam(resnet, module, images, class_index=0)
+        except RuntimeError:
+            failing.append(name)
+print(len(failing), "modules raise:", failing)
+kinds = {}
+for kind in ("bn1", "bn2", "relu"):
+    kinds[kind] = sum(name.split(".")[-1] == kind for name in failing)
+    print(f"  named {kind}: {kinds[kind]}")
+print("hooks left on the model:", ht.count_hooks(resnet).total)
+
+# sphinx_gallery_start_ignore
+# "26 modules ..., of three kinds: the 9 named bn1, the 8 named bn2 and the 9 ReLUs"
+assert len(failing) == sum(kinds.values()) == 26
+assert kinds == {"bn1": 9, "bn2": 8, "relu": 9}, kinds
+# "The convolutions, the downsampling branches and the whole blocks work"
+assert not any("conv" in name or "downsample" in name for name in failing), failing
+assert not any(isinstance(resnet.get_submodule(name), type(resnet.layer4[1])) for name in failing)
+# "finally leaves 0 hooks on the model"
+assert ht.count_hooks(resnet).total == 0
+# sphinx_gallery_end_ignore
+
+# %%
+# .. rst-class:: solution
 #
-#    .. code-block:: python
+# **Solution 2.** The careful version gives a (2, 2, 2) map on
+# ``layer4[1].bn2``, the same as the library's raw map: the rest of the model
+# computes on the clone, so ``out += identity`` and the in-place ReLU change
+# the clone, never the kept output, and there is no module backward hook to
+# break.
+
+
+def careful_gradcam(model, layer, x, class_index):
+    kept = {}
+
+    def keep_output(module, args, output):
+        kept["activation"] = output
+        return output.clone()  # the rest of the model gets the clone
+
+    handle = layer.register_forward_hook(keep_output)
+    try:
+        score = model(x)[:, class_index].sum()
+    finally:
+        handle.remove()
+    (gradient,) = torch.autograd.grad(score, kept["activation"])
+    weights = gradient.mean(dim=(2, 3), keepdim=True)
+    return torch.relu((weights * kept["activation"].detach()).sum(dim=1))
+
+
+careful = careful_gradcam(resnet, resnet.layer4[1].bn2, images, 0)
+print("careful map:", tuple(careful.shape))
+print("same as the library's raw map:", torch.allclose(careful, library_map, atol=1e-6))
+
+# sphinx_gallery_start_ignore
+# "gives a (2, 2, 2) map ..., the same as the library's raw map"
+assert careful.shape == (2, 2, 2)
+assert torch.allclose(careful, library_map, atol=1e-6)
+# sphinx_gallery_end_ignore
+
+# %%
+# .. rst-class:: solution
 #
-#       import warnings
-#
-#       # 1. which layers break the naive version?
-#       failing = []
-#       with warnings.catch_warnings():
-#           warnings.simplefilter("ignore")  # conv1's input needs no gradient: torch warns
-#           for name, module in resnet.named_modules():
-#               if name == "" or isinstance(module, (nn.Sequential, nn.Linear)):
-#                   continue
-#               try:
-#                   naive_gradcam(resnet, module, images, class_index=0)
-#               except RuntimeError:
-#                   failing.append(name)
-#       print(len(failing), "modules raise:", failing)
-#       for kind in ("bn1", "bn2", "relu"):
-#           print(f"  named {kind}: {sum(name.split('.')[-1] == kind for name in failing)}")
-#       print("hooks left on the model:", ht.count_hooks(resnet).total)
-#
-#       # 2. keep the output, give the model a clone
-#       def careful_gradcam(model, layer, x, class_index):
-#           kept = {}
-#
-#           def keep_output(module, args, output):
-#               kept["activation"] = output
-#               return output.clone()  # the rest of the model gets the clone
-#
-#           handle = layer.register_forward_hook(keep_output)
-#           try:
-#               score = model(x)[:, class_index].sum()
-#           finally:
-#               handle.remove()
-#           (gradient,) = torch.autograd.grad(score, kept["activation"])
-#           weights = gradient.mean(dim=(2, 3), keepdim=True)
-#           return torch.relu((weights * kept["activation"].detach()).sum(dim=1))
-#
-#       careful = careful_gradcam(resnet, resnet.layer4[1].bn2, images, 0)
-#       print("careful map:", tuple(careful.shape))
-#       print("same as the library's raw map:", torch.allclose(careful, library_map, atol=1e-6))
-#
-#       # 3. a non-square grid
-#       class WideViT(TinyViT):
-#           def __init__(self):
-#               super().__init__()
-#               self.position = nn.Parameter(torch.randn(1, 1 + 8 * 12, 32) * 0.02)
-#
-#       wide_vit, wide = WideViT().eval(), torch.rand(2, 3, 64, 96)
-#       try:
-#           ht.GradCAM(wide_vit, "blocks.0", reshape_transform=ht.token_reshape_transform)(wide)
-#       except ValueError as error:
-#           print("without grid: ValueError:", error)
-#       grid_8x12 = functools.partial(ht.token_reshape_transform, grid=(8, 12))
-#       cam = ht.GradCAM(wide_vit, "blocks.0", reshape_transform=grid_8x12)
-#       print("raw map:", tuple(cam(wide, raw=True).shape), " upsampled:", tuple(cam(wide).shape))
-#
-#    **Answers**
-#
-#    1. 26 modules raise the ``RuntimeError``, of three kinds: the 9 named
-#       ``bn1`` (the stem's and each block's, followed by an in-place ReLU),
-#       the 8 named ``bn2`` (followed by ``out += identity``) and the 9
-#       ReLUs. A ReLU fails although nothing after it changes its output: a
-#       full backward hook wraps the module's inputs as well as its outputs,
-#       and an in-place ReLU overwrites its own input, the wrapped view. The
-#       convolutions, the downsampling branches and the whole blocks work,
-#       and ``finally`` leaves 0 hooks on the model.
-#    2. The careful version gives a (2, 2, 2) map on ``layer4[1].bn2``, the
-#       same as the library's raw map: the rest of the model computes on the
-#       clone, so ``out += identity`` and the in-place ReLU change the clone,
-#       never the kept output, and there is no module backward hook to break.
-#    3. Without ``grid`` the transform refuses: 97 tokens (a class token and
-#       96 patches) do not form a square grid, and the error says what to
-#       pass. With ``grid=(8, 12)`` the raw map is 8 x 12 and the upsampled
-#       map 64 x 96, the size of the image: the transform drops the class
-#       token and lays the 96 patch tokens out row by row.
+# **Solution 3.** Without ``grid`` the transform refuses: 97 tokens (a class
+# token and 96 patches) do not form a square grid, and the error says what to
+# pass. With ``grid=(8, 12)`` the raw map is 8 x 12 and the upsampled map
+# 64 x 96, the size of the image: the transform drops the class token and lays
+# the 96 patch tokens out row by row.
+
+
+class WideViT(TinyViT):
+    def __init__(self):
+        super().__init__()
+        self.position = nn.Parameter(torch.randn(1, 1 + 8 * 12, 32) * 0.02)
+
+
+wide_vit, wide = WideViT().eval(), torch.rand(2, 3, 64, 96)
+message = None
+try:
+    ht.GradCAM(wide_vit, "blocks.0", reshape_transform=ht.token_reshape_transform)(wide)
+except ValueError as error:
+    message = str(error)
+    print("without grid: ValueError:", error)
+grid_8x12 = functools.partial(ht.token_reshape_transform, grid=(8, 12))
+cam = ht.GradCAM(wide_vit, "blocks.0", reshape_transform=grid_8x12)
+print("raw map:", tuple(cam(wide, raw=True).shape), " upsampled:", tuple(cam(wide).shape))
+
+# sphinx_gallery_start_ignore
+# "97 tokens ... do not form a square grid, and the error says what to pass"
+assert message is not None
+assert "cannot arrange 97 tokens in a square grid" in message
+assert "grid=(h, w)" in message
+# "the raw map is 8 x 12 and the upsampled map 64 x 96"
+assert cam(wide, raw=True).shape == (2, 8, 12)
+assert cam(wide).shape == (2, 64, 96)
+from page_checks import assert_no_hooks_left  # docs/_ext: the build's check
+
+assert_no_hooks_left(globals())
+# sphinx_gallery_end_ignore
