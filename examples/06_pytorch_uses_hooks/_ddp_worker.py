@@ -202,10 +202,11 @@ def fsdp2_hooks(rank, log):
 def release_groups(mesh):
     """Drop the mesh's references to its process groups, before ``tear_down``.
 
-    In torch 2.14, DTensor's caches keep every ``DeviceMesh`` alive until the
-    process ends, and the mesh holds its process groups (in a registry that
-    only ``torch.compile`` reads): ``destroy_process_group`` could not free them.
-    Older versions keep no group in the mesh: there is nothing to release.
+    In torch 2.14, DTensor's caches keep a ``DeviceMesh`` alive until the
+    process ends (the first of equal meshes: later ones reuse its entries), and
+    the mesh holds its process groups (in a registry that only ``torch.compile``
+    reads): ``destroy_process_group`` could not free them. A torch whose mesh
+    has no such registry keeps no group in it: there is nothing to release.
     """
     getattr(mesh, "_pg_registry", {}).clear()
 

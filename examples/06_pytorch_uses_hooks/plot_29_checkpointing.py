@@ -126,8 +126,9 @@ assert 8 < sum(calls.values()) < 16, calls
 # recomputation stops as soon as it has rebuilt every tensor the backward
 # pass needs ("early stop"). The last tensors a block saved are the inputs of
 # the matrix product in its second linear layer (the ReLU's output and the
-# weight): the rerun is aborted as soon as that product saves them again,
-# inside the layer's call, before it returns. So that layer's forward
+# weight): the rerun is aborted as soon as autograd saves them again for
+# that product (it saves a product's inputs before computing it), inside the
+# layer's call, before the layer returns. So that layer's forward
 # *pre*-hooks fire twice, but its forward hooks only once.
 # ``set_checkpoint_early_stop(False)`` turns this off, and then every layer
 # runs twice.
@@ -418,7 +419,8 @@ print(f"recomputation: {recompute_flops / forward_flops:.2f} of a forward pass")
 
 # sphinx_gallery_start_ignore
 # "The recomputation costs half a forward pass ... the first linear layer of each block
-# runs again, and the second is stopped before its matrix product": one 64x128 @ 128x512
+# runs again, and the second is stopped before its matrix product" (so autograd saved the
+# product's inputs, where the rerun stops, before computing it): one 64x128 @ 128x512
 # product (2 FLOPs per multiply-add) per block; "a second forward call for half of the
 # layers": 4 of the 8 layers fire twice
 assert recompute_flops * 2 == forward_flops

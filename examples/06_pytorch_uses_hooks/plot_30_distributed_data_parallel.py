@@ -230,6 +230,10 @@ assert seen[0]["same"]
 # "314 bytes or more (our bucket_cap_mb=0.0003)"
 assert seen[0]["limit"] == int(0.0003 * 1024 * 1024) == 314
 step_0, step_1 = seen[0]["steps"]
+# "torch 2.14, the version printed at the top": the buckets quoted below are the ones this
+# torch laid out; a build with another torch must check them again (here, in answer 4 and
+# in the Chinese) before it changes the version named
+assert torch.__version__.split(".")[:2] == ["2", "14"], torch.__version__
 # "In the first step DDP used one bucket for all 212 values."
 assert 8 * 16 + 16 + 16 * 4 + 4 == 212
 assert step_0 == [[0, 212, ["0.weight", "0.bias", "2.weight", "2.bias"]]], step_0
@@ -248,8 +252,8 @@ assert first[0] == [314], first
 # sphinx_gallery_end_ignore
 
 # %%
-# In the first step DDP used one bucket for all 212 values. That is how this
-# torch (its version is printed at the top) lays out the first step when
+# In the first step DDP used one bucket for all 212 values. That is how
+# torch 2.14, the version printed at the top, lays out the first step when
 # ``find_unused_parameters`` keeps its default, ``False``: DDP does not know
 # yet in which order the gradients become ready, so it gives the first
 # layout no size limit at all (``sys.maxsize``). During that step it records
@@ -312,10 +316,10 @@ for s in (v["fsdp2_hooks"] for v in values):
 # ``torch.distributed``, but the group, with its gloo threads, lives on as
 # long as some object still refers to it: a DDP model or an FSDP state caught
 # in a reference cycle (until the garbage collector frees it), or FSDP's
-# ``DeviceMesh``. In this torch, DTensor's caches keep that mesh until the
-# process ends (each rank counts the meshes still alive after the sections,
-# below), which is why ``fsdp2_hooks`` ends with ``release_groups``. A
-# process that exits while the group's threads still run can abort after it
+# ``DeviceMesh``. In torch 2.14 (printed at the top), DTensor's caches keep
+# that mesh until the process ends (each rank counts the meshes still alive
+# after the sections, below), which is why ``fsdp2_hooks`` ends with
+# ``release_groups``. A process that exits while the group's threads still run can abort after it
 # has printed its report: a gloo thread that frees a finished collective must
 # take Python's GIL, and a Python that is shutting down ends such a thread,
 # which kills the process ("terminate called without an active exception").
@@ -460,23 +464,28 @@ for s in (s["reshard_after_forward"] for s in solutions):
 # .. rst-class:: solution
 #
 # **Solution 4.** Three buckets, of 4, 80 and 128 values, in step 0 and in
-# every step after it: with ``find_unused_parameters=True`` this torch caps the
-# buckets from the first step on (cut along ``model.parameters()``, then used
-# last bucket first) and never rebuilds them, because the set of gradients
-# that become ready may change from one step to the next.
+# every step after it: with ``find_unused_parameters=True``, torch 2.14 caps
+# the buckets from the first step on. It cuts them along
+# ``model.parameters()`` (``0.weight`` alone fills the first, ``0.bias`` and
+# ``2.weight`` the next, ``2.bias`` is left over) and uses them last bucket
+# first. It never rebuilds them, because the set of gradients that become
+# ready may change from one step to the next.
 #
 # .. literalinclude:: /../examples/06_pytorch_uses_hooks/_ddp_solutions.py
 #    :pyobject: find_unused_parameters
 
+print("torch", torch.__version__)  # the torch that laid out these buckets
 show("find_unused_parameters", solution_reports)
 show("tear_down", solution_reports)
 
 # sphinx_gallery_start_ignore
-# "Three buckets, of 4, 80 and 128 values, in step 0 and in every step after it"; cut
-# along model.parameters() at 314 bytes: 0.weight (128 values) alone would be more, so
-# the cut from the end is 2.bias (4), then 2.weight and 0.bias (64 + 16 = 80), then
-# 0.weight (128)
+# "Three buckets, of 4, 80 and 128 values, in step 0 and in every step after it"; "cuts
+# them along model.parameters() (0.weight alone fills the first, 0.bias and 2.weight the
+# next, 2.bias is left over) and uses them last bucket first": a bucket closes at 314
+# bytes or more, 0.weight has 512, 0.bias + 2.weight 64 + 256, 2.bias 16
 assert [s["find_unused_parameters"] for s in solutions] == [[[4, 80, 128]] * 3] * 2
+assert 128 * 4 >= 314  # 0.weight alone fills a bucket
+assert 16 * 4 < 314 <= (16 + 64) * 4  # 0.bias alone does not, with 2.weight it does
 assert [s["tear_down"]["freed"] for s in solutions] == [True, True]
 from page_checks import assert_no_hooks_left  # docs/_ext: the build's check
 

@@ -236,9 +236,18 @@ print("old checkpoint:", new_model.load_state_dict(checkpoint))
 print("new checkpoint:", new_model.load_state_dict(new_checkpoint))
 
 # sphinx_gallery_start_ignore
-# "the load pre-hook renames only checkpoints without a version": both load
-assert not new_model.load_state_dict(checkpoint).missing_keys
-assert not new_model.load_state_dict(new_checkpoint).missing_keys
+# "the load pre-hook renames only checkpoints without a version. It reads the version from
+# local_metadata": the old checkpoint reads as format 1, the new one as 2, and both load
+# (the hook's prints go to a buffer, not to the reader's output)
+import contextlib
+
+with contextlib.redirect_stdout(io.StringIO()) as hook_prints:
+    assert not new_model.load_state_dict(checkpoint).missing_keys
+    assert not new_model.load_state_dict(new_checkpoint).missing_keys
+assert hook_prints.getvalue().split("\n")[:2] == [
+    "  loading a checkpoint of format 1",
+    "  loading a checkpoint of format 2",
+], hook_prints.getvalue()
 # "BatchNorm stores a version in the same metadata and adds num_batches_tracked when it
 # loads a checkpoint written before that buffer existed"
 norm = nn.BatchNorm1d(3)
@@ -450,7 +459,7 @@ with fresh_model.encoder.register_load_state_dict_pre_hook(show_and_rename):
         fresh_model.load_state_dict(checkpoint)
     except RuntimeError as error:
         message = str(error)
-        print("RuntimeError:", message.splitlines()[0])
+        print("RuntimeError:", message)
 
 # sphinx_gallery_start_ignore
 # "The prefix is 'encoder.', and the hook receives no key at all ... loading fails with
