@@ -223,15 +223,20 @@ for name in ("Grad-CAM", "XGrad-CAM", "Grad-CAM++", "HiResCAM", "Layer-CAM"):
 # 16.0 against 34.9 in the builds so far)
 assert above_zero["HiResCAM"] < above_zero["Grad-CAM"]
 assert above_zero["Layer-CAM"] < above_zero["Grad-CAM"]
-# "Grad-CAM++ is above zero everywhere"
-assert above_zero["Grad-CAM++"] == Z
+# "Grad-CAM++ is above zero almost everywhere": its weights "are never negative", so its
+# signed map (relu=False) has no negative value; "nearly every position": above 99% of them
+# (3070 of 3072 in the builds so far: two positions of one image, where no channel with a
+# positive weight is active, are zero; the printed 64.0 is rounded)
+assert ht.GradCAMPlusPlus(model, "relu3", relu=False)(images, raw=True).min() >= 0
+assert above_zero["Grad-CAM++"] > 0.99 * Z
 # sphinx_gallery_end_ignore
 
 # %%
-# Grad-CAM++ is above zero everywhere: with one nonzero gradient per channel
-# its weights :math:`w_k = \operatorname{ReLU}(g) / (2 + g \sum A^k)` are
-# never negative, so the weighted sum of the (non-negative) activations is
-# positive wherever a channel with a positive weight is active.
+# Grad-CAM++ is above zero almost everywhere: with one nonzero gradient per
+# channel its weights :math:`w_k = \operatorname{ReLU}(g) / (2 + g \sum A^k)`
+# are never negative, so the weighted sum of the (non-negative) activations
+# is positive wherever a channel with a positive weight is active, and that
+# is nearly every position (the average above is rounded).
 #
 # Two sign conventions can be checked too. HiResCAM's signed map
 # (``relu=False``) adds up, over the positions, to the layer's first-order
