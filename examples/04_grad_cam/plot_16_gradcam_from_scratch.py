@@ -62,6 +62,13 @@ print("input shape:", tuple(image.shape))
 print(f"true class: {classes[int(test.labels[0])]}")
 print(f"predicted:  {classes[predicted]} (probability {probabilities[predicted]:.3f})")
 
+# sphinx_gallery_start_ignore
+# the image the page explains is classified correctly, and confidently (0.999 in the builds
+# so far): the "Why the pre-softmax score?" section relies on p_c close to 1
+assert predicted == int(test.labels[0])
+assert probabilities[predicted] > 0.99, probabilities
+# sphinx_gallery_end_ignore
+
 # %%
 # The last conv block of ``SimpleCNN`` ends with ``relu3``; its output is the
 # feature map :math:`A` that Grad-CAM explains. Printing the model shows the
@@ -93,6 +100,11 @@ def save_activations_and_hook_gradient(module, args, output):
 handle = model.relu3.register_forward_hook(save_activations_and_hook_gradient)
 print("hooks on relu3:", ht.count_hooks(model.relu3).total)
 
+# sphinx_gallery_start_ignore
+# "The forward hook runs right after relu3": one forward hook, nothing else
+assert ht.count_hooks(model)["relu3"].forward == ht.count_hooks(model).total == 1
+# sphinx_gallery_end_ignore
+
 # %%
 # One forward pass fills ``captured["activations"]``. We then pick the class to
 # explain, the predicted one, and call ``backward()`` on its *pre-softmax
@@ -109,6 +121,11 @@ gradients = captured["gradients"]
 print("logits:     ", tuple(logits.shape))
 print("activations:", tuple(activations.shape), "= [batch, channels K, height, width]")
 print("gradients:  ", tuple(gradients.shape), "(one value per activation)")
+
+# sphinx_gallery_start_ignore
+# "One forward pass fills captured["activations"] ... the tensor hook stores the gradient"
+assert activations.shape == gradients.shape == (1, 64, 8, 8)
+# sphinx_gallery_end_ignore
 
 # %%
 # The formula
@@ -148,6 +165,15 @@ Z = gradients.shape[2] * gradients.shape[3]
 print("Z =", Z)
 print("weights == fc weights / Z:", torch.allclose(weights[0], model.fc.weight[target_class] / Z))
 
+# sphinx_gallery_start_ignore
+# "the gradient of channel k is the linear weight w^c_k at that one position and zero
+# everywhere else. Averaging over the Z positions then gives alpha = w / Z"
+assert int(nonzero.max()) == 1
+assert torch.equal(gradients.sum(dim=(2, 3))[0], model.fc.weight[target_class].detach())
+assert Z == 64
+assert torch.allclose(weights[0], model.fc.weight[target_class] / Z)
+# sphinx_gallery_end_ignore
+
 # %%
 # Step 2: weighted sum of the feature maps
 # ----------------------------------------
@@ -166,6 +192,13 @@ cam = F.relu(weighted_sum)  # L^c at feature resolution
 print("raw CAM:", tuple(cam.shape))
 print("positions set to zero by the ReLU:", int((weighted_sum <= 0).sum()), "of", cam.numel())
 
+# sphinx_gallery_start_ignore
+# "Negative values are positions that lower the score; Grad-CAM drops them": this map has
+# both signs, and the ReLU zeroes some positions but not all
+assert weighted_sum.min() < 0 < weighted_sum.max()
+assert 0 < int((cam == 0).sum()) < cam.numel()
+# sphinx_gallery_end_ignore
+
 # %%
 # Step 4: upsample to the image and scale to [0, 1]
 # -------------------------------------------------
@@ -182,6 +215,16 @@ print("upsampled:", tuple(upsampled.shape))
 heatmap = upsampled[0, 0]
 heatmap = (heatmap - heatmap.min()) / (heatmap.max() - heatmap.min())
 print(f"heatmap: {tuple(heatmap.shape)}, from {heatmap.min():.1f} to {heatmap.max():.1f}")
+
+# sphinx_gallery_start_ignore
+# "min-max scaling stretches it to [0, 1] ... every scaled map has its maximum at 1, so a
+# weak map and a strong one look alike": a map ten times weaker scales to the same heatmap
+assert heatmap.shape == (64, 64)
+assert heatmap.min() == 0
+assert heatmap.max() == 1
+weak = upsampled[0, 0] / 10
+assert torch.allclose((weak - weak.min()) / (weak.max() - weak.min()), heatmap, atol=1e-6)
+# sphinx_gallery_end_ignore
 
 # %%
 # Step 5: overlay
@@ -220,6 +263,11 @@ peak = int(heatmap.argmax())
 row, col = divmod(peak, heatmap.shape[1])
 print(f"peak at row {row}, column {col}; on the object: {bool(test.masks[0, row, col])}")
 
+# sphinx_gallery_start_ignore
+# the figure's overlay: the peak lies on the object
+assert test.masks[0, row, col]
+# sphinx_gallery_end_ignore
+
 # %%
 # Removing the hook
 # -----------------
@@ -239,6 +287,13 @@ handle.remove()
 print("hooks on relu3:", ht.count_hooks(model.relu3).total)
 print("hooks anywhere in the model:", ht.count_hooks(model).total)
 print("hooks on the copy's relu3:", ht.count_hooks(hooked_copy.relu3).total)
+
+# sphinx_gallery_start_ignore
+# "copy.deepcopy copies the module's hook dictionaries, and the handle removes the hook
+# from the original only"
+assert ht.count_hooks(model).total == 0
+assert ht.count_hooks(hooked_copy)["relu3"].forward == ht.count_hooks(hooked_copy).total == 1
+# sphinx_gallery_end_ignore
 
 # %%
 # The copy's hook would run at every forward pass of the copy and overwrite
@@ -270,16 +325,38 @@ def head(feature_map, net=model):
     return net.fc(net.flatten(net.gap(feature_map)))
 
 
-for scale in (0.03, 0.1, 0.3, 1.0, 3.0):
+scales = (0.03, 0.1, 0.3, 1.0, 3.0)
+p_c, largest_logit_grad, largest_probability_grad = [], [], []
+for scale in scales:
     scaled_logits = scale * head(features)
     logit_grad = torch.autograd.grad(scaled_logits[0, target_class], features, retain_graph=True)[0]
     probability = scaled_logits.softmax(dim=1)[0, target_class]
     probability_grad = torch.autograd.grad(probability, features)[0]
+    p_c.append(probability.item())
+    largest_logit_grad.append(logit_grad.abs().max().item())
+    largest_probability_grad.append(probability_grad.abs().max().item())
     print(
-        f"scale {scale:4.2f}: p_c = {probability.item():.6f}   "
-        f"max|dy/dA| = {logit_grad.abs().max().item():.4f}   "
-        f"max|dp/dA| = {probability_grad.abs().max().item():.2e}"
+        f"scale {scale:4.2f}: p_c = {p_c[-1]:.6f}   "
+        f"max|dy/dA| = {largest_logit_grad[-1]:.4f}   "
+        f"max|dp/dA| = {largest_probability_grad[-1]:.2e}"
     )
+
+# sphinx_gallery_start_ignore
+# "Scale 1 is the model as trained": its p_c is the probability printed at the top
+assert abs(p_c[scales.index(1.0)] - probabilities[target_class].item()) < 1e-5
+# "The logit's gradient grows with the scale, as the logit does": in proportion (100 times
+# from 0.03 to 3), up to float rounding
+assert largest_logit_grad == sorted(largest_logit_grad)
+ratio = largest_logit_grad[-1] / largest_logit_grad[0]
+assert abs(ratio - scales[-1] / scales[0]) < 1e-3 * ratio, ratio
+# "the probability's gradient shrinks towards zero as p_c approaches 1": it peaks, then
+# falls below 1e-6 at the largest scale (1.4e-09 in the builds so far)
+assert p_c == sorted(p_c)
+assert p_c[-1] > 0.999
+dp = largest_probability_grad
+assert dp[-1] < dp[-2] < max(dp)
+assert dp[-1] < 1e-6
+# sphinx_gallery_end_ignore
 
 # %%
 # Scale 1 is the model as trained. The logit's gradient grows with the scale,
@@ -308,6 +385,14 @@ by_formula = probs64[target_class] * (
 by_autograd = torch.autograd.grad(probs64[target_class], features64)[0]
 print("1 - p_c =", (1 - probs64[target_class]).item())
 print("formula matches autograd:", torch.allclose(by_formula, by_autograd, rtol=1e-6, atol=1e-15))
+
+# sphinx_gallery_start_ignore
+# "The hook is gone, so the copy has none"; "The formula above is exactly what autograd
+# computes", "with p_c this close to 1" (1 - p_c = 0.0012 in the builds so far)
+assert ht.count_hooks(model64).total == 0
+assert torch.allclose(by_formula, by_autograd, rtol=1e-6, atol=1e-15)
+assert (1 - probs64[target_class]).item() < 0.01
+# sphinx_gallery_end_ignore
 
 # %%
 # Everything in one function
@@ -349,6 +434,13 @@ print("maps:", tuple(maps.shape))
 print("same as the step-by-step heatmap:", torch.allclose(maps[0], heatmap, atol=1e-6))
 print("hooks on relu3:", ht.count_hooks(model.relu3).total)
 
+# sphinx_gallery_start_ignore
+# "The same steps for a batch, with the hook removed in finally"
+assert maps.shape == (8, 64, 64)
+assert torch.allclose(maps[0], heatmap, atol=1e-6)
+assert ht.count_hooks(model).total == 0
+# sphinx_gallery_end_ignore
+
 # %%
 # Summary
 # -------
@@ -374,87 +466,135 @@ print("hooks on relu3:", ht.count_hooks(model.relu3).total)
 #    and compare the largest values of the two raw maps.
 # 3. Put the hook on ``model.relu2`` instead of ``model.relu3``. How many
 #    positions per channel get a nonzero gradient now, and why?
+
+# %%
+# .. rst-class:: solution
 #
-# .. dropdown:: Solutions
+# **Solution 1.** The peak hardly moves: for the predicted star and for the
+# cross, the second most likely class, the peaks are a few pixels apart at
+# most, and both lie on the object. Both maps add up the same 64 feature
+# maps; another class changes the weights (another row of ``fc``), not where
+# the feature maps are large.
+
+# the predicted class, then the second largest logit
+second = int(model(image).topk(2).indices[0, 1])
+peaks = {}
+for c in (target_class, second):
+    peak_map = grad_cam(model, model.relu3, image, target=c)[0]
+    peaks[classes[c]] = divmod(int(peak_map.argmax()), peak_map.shape[1])
+    r, k = peaks[classes[c]]
+    print(
+        f"{classes[c]:>8}: peak at row {r}, column {k}, on the object: {bool(test.masks[0, r, k])}"
+    )
+print("feature maps added up:", activations.shape[1])
+
+# sphinx_gallery_start_ignore
+# "for the predicted star and for the cross, the second most likely class, the peaks are a
+# few pixels apart at most, and both lie on the object" (rows 20 and 19, column 35 in the
+# builds so far; a cell of the 8x8 map is 8 pixels wide)
+assert list(peaks) == ["star", "cross"], peaks
+(r1, k1), (r2, k2) = peaks.values()
+assert abs(r1 - r2) <= 3, peaks
+assert abs(k1 - k2) <= 3, peaks
+assert all(test.masks[0, r, k] for r, k in peaks.values())
+# sphinx_gallery_end_ignore
+
+# %%
+# .. rst-class:: solution
 #
-#    .. code-block:: python
+# **Solution 2.** The raw map from the probability is more than 1000 times
+# smaller than the one from the logit: the model is sure of this image, and
+# the probability's gradient vanishes as :math:`p_c` approaches 1 (the
+# formula above), while its weights mix in the other classes' gradients.
+
+# the same hooks, two different scores
+store = {}
+
+
+def keep(module, args, output):
+    store["A"] = output.detach()
+    output.register_hook(lambda grad: store.update(dA=grad))
+
+
+largest = {}
+handle = model.relu3.register_forward_hook(keep)
+try:
+    for name in ("logit", "probability"):
+        logits = model(image)
+        score = logits[0, target_class]
+        if name == "probability":
+            score = logits.softmax(dim=1)[0, target_class]
+        score.backward()
+        w = store["dA"].mean(dim=(2, 3))
+        raw = F.relu((w[:, :, None, None] * store["A"]).sum(dim=1))
+        largest[name] = raw.max().item()
+        print(f"{name:>11}: largest value of the raw map {largest[name]:.3e}")
+finally:
+    handle.remove()
+ratio = largest["logit"] / largest["probability"]
+print(f"ratio: {ratio:.0f}")
+print("more than 1000 times smaller:", ratio > 1000)
+
+# sphinx_gallery_start_ignore
+# "more than 1000 times smaller" (3120 in the builds so far: a factor of 3 to spare)
+assert ratio > 1000, ratio
+# sphinx_gallery_end_ignore
+
+# %%
+# .. rst-class:: solution
 #
-#       # 1. the predicted class, then the second largest logit
-#       second = int(model(image).topk(2).indices[0, 1])
-#       for c in (target_class, second):
-#           peak_map = grad_cam(model, model.relu3, image, target=c)[0]
-#           r, k = divmod(int(peak_map.argmax()), peak_map.shape[1])
-#           print(f"{classes[c]:>8}: peak at row {r}, column {k},"
-#                 f" on the object: {bool(test.masks[0, r, k])}")
-#
-#       # 2. the same hooks, two different scores
-#       store = {}
-#
-#       def keep(module, args, output):
-#           store["A"] = output.detach()
-#           output.register_hook(lambda grad: store.update(dA=grad))
-#
-#       largest = {}
-#       handle = model.relu3.register_forward_hook(keep)
-#       try:
-#           for name in ("logit", "probability"):
-#               logits = model(image)
-#               score = logits[0, target_class]
-#               if name == "probability":
-#                   score = logits.softmax(dim=1)[0, target_class]
-#               score.backward()
-#               w = store["dA"].mean(dim=(2, 3))
-#               raw = F.relu((w[:, :, None, None] * store["A"]).sum(dim=1))
-#               largest[name] = raw.max().item()
-#               print(f"{name:>11}: largest value of the raw map {largest[name]:.3e}")
-#       finally:
-#           handle.remove()
-#       print(f"ratio: {largest['logit'] / largest['probability']:.0f}")
-#
-#       # 3. the gradients of relu2's and pool2's outputs for the same score
-#       grads = {}
-#
-#       def keep_gradient(name):
-#           def hook(module, args, output):
-#               output.register_hook(lambda grad: grads.update({name: grad}))
-#
-#           return hook
-#
-#       handles = [
-#           model.relu2.register_forward_hook(keep_gradient("relu2")),
-#           model.pool2.register_forward_hook(keep_gradient("pool2")),
-#       ]
-#       try:
-#           model(image)[0, target_class].backward()
-#       finally:
-#           for h in handles:
-#               h.remove()
-#       for name in ("pool2", "relu2"):
-#           nonzero = (grads[name] != 0).sum(dim=(2, 3))[0]
-#           print(f"{name}: {tuple(grads[name].shape[1:])}, nonzero positions per channel:"
-#                 f" {int(nonzero.min())} to {int(nonzero.max())} of {grads[name][0, 0].numel()}")
-#       print("conv3 kernel:", model.conv3.kernel_size, " pool2 window:", model.pool2.kernel_size)
-#       per_window = F.avg_pool2d((grads["relu2"] != 0).float(), 2) * 4  # count per 2 x 2 window
-#       print("most nonzero positions in one 2 x 2 window of relu2:", int(per_window.max()))
-#
-#    **Answers**
-#
-#    1. The peak hardly moves: row 20, column 35 for the predicted star, row
-#       19, column 35 for the cross, the second most likely class, both on
-#       the object. Both maps add up the same 64 feature maps; another class
-#       changes the weights (another row of ``fc``), not where the feature
-#       maps are large.
-#    2. The largest value of the raw map is 1.016e-01 with the logit and
-#       3.258e-05 with the probability, 3120 times smaller: the model is sure
-#       of this image, and the probability's gradient vanishes as :math:`p_c`
-#       approaches 1 (the formula above), while its weights mix in the other
-#       classes' gradients.
-#    3. In every channel of ``relu2``, 60 of the 256 positions get a nonzero
-#       gradient, never more than 1 in a 2 x 2 window. The spreading is done by
-#       ``conv3``: each channel of ``relu3`` has its gradient at one
-#       position, and the 3 x 3 kernels of ``conv3`` pass it to the 3 x 3
-#       neighbourhood of that position in all 32 channels of ``pool2``'s
-#       output, which covers 60 of its 64 positions. ``pool2`` spreads
-#       nothing: a 2 x 2 max pool sends each position's gradient to the one
-#       input that was largest in its window, so ``relu2`` receives it at 60
-#       positions too, one per window.
+# **Solution 3.** In every channel of ``relu2``, 60 of the 256 positions get
+# a nonzero gradient, never more than 1 in a 2 x 2 window. The spreading is
+# done by ``conv3``: each channel of ``relu3`` has its gradient at one
+# position, and the 3 x 3 kernels of ``conv3`` pass it to the 3 x 3
+# neighbourhood of that position in all 32 channels of ``pool2``'s output,
+# which covers 60 of its 64 positions. ``pool2`` spreads nothing: a 2 x 2 max
+# pool sends each position's gradient to the one input that was largest in
+# its window, so ``relu2`` receives it at 60 positions too, one per window.
+
+# the gradients of relu2's and pool2's outputs for the same score
+grads = {}
+
+
+def keep_gradient(name):
+    def hook(module, args, output):
+        output.register_hook(lambda grad: grads.update({name: grad}))
+
+    return hook
+
+
+handles = [
+    model.relu2.register_forward_hook(keep_gradient("relu2")),
+    model.pool2.register_forward_hook(keep_gradient("pool2")),
+]
+try:
+    model(image)[0, target_class].backward()
+finally:
+    for h in handles:
+        h.remove()
+for name in ("pool2", "relu2"):
+    nonzero = (grads[name] != 0).sum(dim=(2, 3))[0]
+    print(
+        f"{name}: {tuple(grads[name].shape[1:])}, nonzero positions per channel:"
+        f" {int(nonzero.min())} to {int(nonzero.max())} of {grads[name][0, 0].numel()}"
+    )
+print("conv3 kernel:", model.conv3.kernel_size, " pool2 window:", model.pool2.kernel_size)
+per_window = F.avg_pool2d((grads["relu2"] != 0).float(), 2) * 4  # count per 2 x 2 window
+print("most nonzero positions in one 2 x 2 window of relu2:", int(per_window.max()))
+
+# sphinx_gallery_start_ignore
+# "In every channel of relu2, 60 of the 256 positions", "all 32 channels of pool2's output,
+# which covers 60 of its 64 positions": counts, the same on every machine (each relu3
+# channel's gradient sits at its maximum)
+for name, size in (("pool2", (32, 8, 8)), ("relu2", (32, 16, 16))):
+    counts = (grads[name] != 0).sum(dim=(2, 3))[0]
+    assert tuple(grads[name].shape[1:]) == size, name
+    assert counts.eq(60).all(), (name, counts)
+# "never more than 1 in a 2 x 2 window": the max pool routes, it does not spread
+assert int(per_window.max()) == 1
+assert model.conv3.kernel_size == (3, 3)
+assert model.pool2.kernel_size == 2
+from page_checks import assert_no_hooks_left  # docs/_ext: the build's check
+
+assert_no_hooks_left(globals())
+# sphinx_gallery_end_ignore

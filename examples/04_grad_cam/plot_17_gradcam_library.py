@@ -91,12 +91,27 @@ maps = cam(images)
 print("maps:", tuple(maps.shape), f"values in [{maps.min():.1f}, {maps.max():.1f}]")
 print(f"max abs difference to the from-scratch maps: {(maps - by_hand).abs().max():.2e}")
 
+# sphinx_gallery_start_ignore
+# "checks that the two give the same numbers": equal up to float32 rounding (1.8e-07 in the
+# builds so far, other CPUs print other last digits; 1e-5 leaves a wide margin on [0, 1] maps)
+assert (maps - by_hand).abs().max() < 1e-5
+# "returns one map per image, upsampled to the input and scaled to [0, 1]"
+assert maps.shape == (8, 64, 64)
+assert maps.amin(dim=(1, 2)).eq(0).all()
+assert maps.amax(dim=(1, 2)).eq(1).all()
+# sphinx_gallery_end_ignore
+
 # %%
 # ``raw=True`` returns the map before upsampling and scaling, at the feature
 # map's resolution, to inspect the values themselves.
 
 raw = cam(images, raw=True)
 print("raw maps:", tuple(raw.shape))
+
+# sphinx_gallery_start_ignore
+# "before upsampling and scaling, at the feature map's resolution"
+assert raw.shape == (8, *model.forward_features(images[:1]).shape[-2:]) == (8, 8, 8)
+# sphinx_gallery_end_ignore
 
 # %%
 # Where are the hooks?
@@ -120,6 +135,21 @@ finally:
     probe.remove()
 print("after the call, hooks on the model:", ht.count_hooks(model).total)
 
+# sphinx_gallery_start_ignore
+# "each call registers its forward hook on relu3 when it starts and removes it in a
+# finally block, so the hook is gone when the call returns"; the probe ran once
+hooks_seen = []
+probe = model.fc.register_forward_hook(
+    lambda module, args, output: hooks_seen.append(ht.count_hooks(model.relu3).total)
+)
+try:
+    cam(images[:1])
+finally:
+    probe.remove()
+assert hooks_seen == [1], hooks_seen
+assert ht.count_hooks(model).total == 0
+# sphinx_gallery_end_ignore
+
 # %%
 # A call that fails inside the forward pass: an image with one colour channel
 # instead of three makes ``conv1`` raise, after the call has registered its
@@ -128,8 +158,42 @@ print("after the call, hooks on the model:", ht.count_hooks(model).total)
 try:
     cam(torch.rand(1, 1, 64, 64))
 except RuntimeError as error:
-    print("RuntimeError: ...", str(error)[str(error).index("expected") :])
+    message = str(error)
+    print("RuntimeError: ...", message[message.index("expected") :])
 print("after the failed call, hooks on the model:", ht.count_hooks(model).total)
+
+# sphinx_gallery_start_ignore
+# "makes conv1 raise, after the call has registered its hook": the hook is gone "also when
+# it raises"
+assert "expected input[1, 1, 64, 64] to have 3 channels" in message, message
+assert ht.count_hooks(model).total == 0
+# "The object cam holds no hook": not after construction, not between calls
+unused = ht.GradCAM(model, "relu3")
+assert ht.count_hooks(model).total == 0
+# "with ht.GradCAM(...) as cam: is accepted too ... leaving the block has nothing to
+# remove", and an error inside the block is not swallowed
+raised, caught = KeyError("inside the block"), None
+try:
+    with ht.GradCAM(model, "relu3") as in_block:
+        in_block(images[:2])
+        assert ht.count_hooks(model).total == 0
+        raise raised
+except KeyError as error:
+    caught = error
+assert caught is raised, "the with block swallowed or replaced the error"
+assert ht.count_hooks(model).total == 0
+# "pytorch-grad-cam's GradCAM works differently: its constructor registers the hooks and
+# they stay until its with block ends" (a peer library, installed in the docs environment
+# by the 'peers' group; the reader's copy of the page does not import it)
+from pytorch_grad_cam import GradCAM as PeerGradCAM
+
+with PeerGradCAM(model=model, target_layers=[model.relu3]) as peer_cam:
+    assert ht.count_hooks(model).total > 0
+    peer_cam(input_tensor=images[:2], targets=None)
+    assert ht.count_hooks(model).total > 0
+assert ht.count_hooks(model).total == 0
+del unused, in_block, peer_cam
+# sphinx_gallery_end_ignore
 
 # %%
 # So there is nothing to clean up, and one object can be called as often as
@@ -161,6 +225,12 @@ plt.show()
 hits = pointing_game(maps, test.masks[:8])
 print("peak on the object:", hits.tolist())
 
+# sphinx_gallery_start_ignore
+# "Is each map's peak on the object? ... for the whole batch": one answer per image
+assert hits.shape == (8,)
+assert hits.dtype == torch.bool
+# sphinx_gallery_end_ignore
+
 # %%
 # Choosing the target class
 # -------------------------
@@ -184,6 +254,20 @@ ht.plot_cams(
     labels=[f"true: {classes[int(test.labels[0])]}"],
 )
 plt.show()
+
+# sphinx_gallery_start_ignore
+peaks = per_class_raw.amax(dim=(1, 2))
+# "the figure hides how strong each map is": the raw maxima differ (by a factor of 2.1 in
+# the builds so far)
+assert peaks.max() > 1.5 * peaks.min(), peaks
+# "a class with a low probability can still have positive evidence"; "here the circle, at
+# p = 0.000, even has the largest raw maximum of the five": p prints as 0.000 (1.3e-4 in
+# the builds so far, below 5e-4 by a factor of 4) and its raw maximum leads (0.098, the
+# next 0.073)
+assert classes[0] == "circle"
+assert probabilities[0] < 0.0005, probabilities
+assert int(peaks.argmax()) == 0, peaks
+# sphinx_gallery_end_ignore
 
 # %%
 # Every map is scaled to [0, 1] on its own, so the figure hides how strong
@@ -211,6 +295,15 @@ print(f"peak on the first object when explaining its class:  {hits_first.float()
 print(f"peak on the second object when explaining its class: {hits_second.float().mean():.2f}")
 wrong = pointing_game(maps_first, two.object_masks[:, 1])
 print(f"peak on the second object when explaining the first: {wrong.float().mean():.2f}")
+
+# sphinx_gallery_start_ignore
+# "explaining the first object's class should light up the first object, and the second
+# class the second object": most peaks on the right object (0.81 and 0.81 in the builds so
+# far, 64 images) and far fewer on the other one (0.08)
+assert hits_first.float().mean() > 0.5
+assert hits_second.float().mean() > 0.5
+assert wrong.float().mean() < hits_first.float().mean() / 3
+# sphinx_gallery_end_ignore
 
 # %%
 # The figure shows four of these images with the map for each object's class.
@@ -247,6 +340,14 @@ print(
 )
 multilabel = ht.pretrained("simple_cnn-multilabel")
 
+# sphinx_gallery_start_ignore
+# "answers one yes/no question per class ... on single-object images and on images with two
+# objects"
+assert config.multi_label
+assert config.n_train > 0
+assert config.n_train_two > 0
+# sphinx_gallery_end_ignore
+
 # %%
 # The multi-label model's scores go through a sigmoid each, not through one
 # softmax, so both shapes of an image can score close to 1 at the same time:
@@ -261,6 +362,12 @@ for c, name in enumerate(classes):
         f"multi-label model (sigmoid) {sigmoid[c]:.3f}"
     )
 
+# sphinx_gallery_start_ignore
+# "both shapes of an image can score close to 1 at the same time"
+assert sigmoid[first[0]] > 0.9, sigmoid
+assert sigmoid[second[0]] > 0.9, sigmoid
+# sphinx_gallery_end_ignore
+
 # %%
 # The pointing game for both models on 500 two-object images, each object's
 # class in turn. Besides the strict count (the peak pixel on the object) we
@@ -271,6 +378,7 @@ for c, name in enumerate(classes):
 # thin triangle tip can miss it by a pixel or two.
 
 many = ht.make_shapes(500, variant="two", split="test", seed=100)
+pointing = {}
 for name, net in [("chapter's model", model), ("multi-label model", multilabel)]:
     strict, near = [], []
     net_cam = ht.GradCAM(net, "relu3")
@@ -278,10 +386,22 @@ for name, net in [("chapter's model", model), ("multi-label model", multilabel)]
         maps_k = net_cam(many.images, target=many.object_labels[:, k])
         strict.append(pointing_game(maps_k, many.object_masks[:, k]))
         near.append(pointing_game(maps_k, many.object_masks[:, k], tolerance=4))
-    print(
-        f"{name:>17}: strict {torch.cat(strict).float().mean():.3f}, "
-        f"within 4 px {torch.cat(near).float().mean():.3f}"
-    )
+    pointing[name] = (torch.cat(strict).float().mean(), torch.cat(near).float().mean())
+    print(f"{name:>17}: strict {pointing[name][0]:.3f}, within 4 px {pointing[name][1]:.3f}")
+
+# sphinx_gallery_start_ignore
+# "The 8x8 map puts its peaks near cell centres, 8 pixels apart": 64 pixels / 8 cells
+assert net_cam(many.images[:1], raw=True).shape[-2:] == (8, 8)
+assert many.images.shape[-1] == 64
+# the protocol's tolerance counts every strict hit and more
+for name, (strict_score, near_score) in pointing.items():
+    assert near_score >= strict_score, name
+# (the summary) "the multi-label model, trained to name every shape, does better than the
+# softmax classifier": 0.878 against 0.742 strict in the builds so far (1000 maps)
+chapter_score, multi_score = pointing["chapter's model"], pointing["multi-label model"]
+assert multi_score[0] > chapter_score[0] + 0.05
+assert multi_score[1] > chapter_score[1] + 0.05
+# sphinx_gallery_end_ignore
 
 # %%
 # The same four images, explained by each model:
@@ -326,14 +446,31 @@ for name in layers:
 ht.plot_cams(images[:4], {name: maps[:4] for name, maps in by_layer.items()}, labels=labels)
 plt.show()
 
+# sphinx_gallery_start_ignore
+# "Earlier layers have a finer grid"
+assert [ht.GradCAM(model, name)(images[:1], raw=True).shape[1:] for name in layers] == [
+    (32, 32),
+    (16, 16),
+    (8, 8),
+]
+# sphinx_gallery_end_ignore
+
 # %%
 # Four images are an anecdote. The pointing game for each layer, on all the
 # test images:
 
 print(f"pointing game on {len(test)} test images")
+layer_scores = {}
 for name in layers:
-    score = pointing_game(by_layer[name], test.masks).float().mean()
-    print(f"{name}: {score:.3f}")
+    layer_scores[name] = pointing_game(by_layer[name], test.masks).float().mean()
+    print(f"{name}: {layer_scores[name]:.3f}")
+
+# sphinx_gallery_start_ignore
+# "On this model the last block's maps find the object most often": relu3 leads (0.881,
+# relu2 0.597, relu1 0.098 in the builds so far; 1000 images)
+assert len(test) == 1000
+assert layer_scores["relu3"] > max(layer_scores["relu1"], layer_scores["relu2"]) + 0.1
+# sphinx_gallery_end_ignore
 
 # %%
 # On this model the last block's maps find the object most often.
@@ -381,6 +518,13 @@ ht.plot_cams(
 )
 plt.show()
 
+# sphinx_gallery_start_ignore
+# "For each misclassified image (up to four) ... If there are fewer than four mistakes, the
+# least confident correct predictions fill the remaining rows"
+assert len(chosen) == 4
+assert [predicted[i] != test.labels[i] for i in chosen].count(True) == min(4, len(mistakes))
+# sphinx_gallery_end_ignore
+
 # %%
 # How to read such a pair: if both maps cover the object, the model looked
 # in the right place and misjudged the shape; if the predicted class's map
@@ -421,72 +565,120 @@ plt.show()
 #    ``config=dataclasses.replace(config, n_train_two=0)`` (12 epochs on 4000
 #    images, trained anew at each run) and compare its
 #    pointing game on ``many`` with the two models above.
+
+# %%
+# .. rst-class:: solution
 #
-# .. dropdown:: Solutions
+# **Solution 1.** The averaged map mixes ``relu2``'s finer grid with
+# ``relu3``'s location. Its pointing game lies between ``relu2``'s and
+# ``relu3``'s: on this model the earlier layer's peaks, which miss the object
+# more often, pull the average away from it.
+
+# each map scaled to [0, 1], averaged, scaled again
+both = ht.GradCAM(model, ["relu2", "relu3"])(test.images)
+two_layers = {"relu2": by_layer["relu2"], "relu3": by_layer["relu3"], "relu2 + relu3": both}
+two_layer_scores = {}
+for name, layer_maps in two_layers.items():
+    two_layer_scores[name] = pointing_game(layer_maps, test.masks).float().mean()
+    print(f"{name}: pointing game {two_layer_scores[name]:.3f}")
+ht.plot_cams(images[:4], {name: m[:4] for name, m in two_layers.items()}, labels=labels)
+plt.show()
+
+# sphinx_gallery_start_ignore
+# "Its pointing game lies between relu2's and relu3's" (0.597 < 0.821 < 0.881 in the builds
+# so far; 1000 images)
+assert two_layer_scores["relu2"] < two_layer_scores["relu2 + relu3"] < two_layer_scores["relu3"]
+# sphinx_gallery_end_ignore
+
+# %%
+# .. rst-class:: solution
 #
-#    .. code-block:: python
+# **Solution 2.** Before the ReLU, Grad-CAM is linear in the score: the
+# activations do not depend on the target and the gradient of a difference is
+# the difference of the gradients. So the signed map of "circle minus square"
+# is the circle's signed map minus the square's, up to float rounding: the
+# largest difference is below 1e-6. After the ReLU the map shows where the
+# evidence for a circle outweighs the evidence for a square.
+
+
+def circle_minus_square(out):
+    return out[:, 0] - out[:, 1]
+
+
+signed = ht.GradCAM(model, "relu3", relu=False)
+contrast = signed(images, target=circle_minus_square, raw=True)
+difference = signed(images, target=0, raw=True) - signed(images, target=1, raw=True)
+largest_difference = (contrast - difference).abs().max()
+print(f"max |map(circle - square) - (map(circle) - map(square))|: {largest_difference:.1e}")
+print(f"largest value of the signed maps: {contrast.abs().max():.1e}")
+print("below 1e-6:", bool(largest_difference < 1e-6))
+ht.plot_cams(
+    images[:4], {"circle - square": cam(images[:4], target=circle_minus_square)}, labels=labels
+)
+plt.show()
+
+# sphinx_gallery_start_ignore
+# "up to float rounding: the largest difference is below 1e-6" (2.2e-08 and 3.0e-08 on two
+# CPUs, on signed maps whose values reach about 0.1)
+assert largest_difference < 1e-6, largest_difference
+# sphinx_gallery_end_ignore
+
+# %%
+# .. rst-class:: solution
 #
-#       # 1. two layers: each map scaled to [0, 1], averaged, scaled again
-#       both = ht.GradCAM(model, ["relu2", "relu3"])(test.images)
-#       for name, m in [("relu2", by_layer["relu2"]), ("relu3", by_layer["relu3"]),
-#                       ("relu2 + relu3", both)]:
-#           print(f"{name}: pointing game {pointing_game(m, test.masks).float().mean():.3f}")
-#       ht.plot_cams(images[:4], {"relu2": by_layer["relu2"][:4], "relu3": by_layer["relu3"][:4],
-#                                 "relu2 + relu3": both[:4]}, labels=labels)
-#       plt.show()
+# **Solution 3.** The second object's map rarely peaks on the first object,
+# about as rarely as the first object's map peaks on the second.
+
+swapped = pointing_game(maps_second, two.object_masks[:, 0]).float().mean()
+print(f"peak on the first object when explaining the second: {swapped:.2f}")
+print(f"peak on the second object when explaining the first: {wrong.float().mean():.2f}")
+
+# sphinx_gallery_start_ignore
+# "rarely ..., about as rarely as the other way round": both below 0.15 (0.06 and 0.08 in
+# the builds so far, 64 images)
+assert swapped < 0.15
+assert wrong.float().mean() < 0.15
+# sphinx_gallery_end_ignore
+
+# %%
+# .. rst-class:: solution
 #
-#       # 2. circle rather than square; before the ReLU the map is linear in the score
-#       def circle_minus_square(out):
-#           return out[:, 0] - out[:, 1]
-#
-#
-#       signed = ht.GradCAM(model, "relu3", relu=False)
-#       contrast = signed(images, target=circle_minus_square, raw=True)
-#       difference = signed(images, target=0, raw=True) - signed(images, target=1, raw=True)
-#       print(f"max |map(circle - square) - (map(circle) - map(square))|: "
-#             f"{(contrast - difference).abs().max():.1e}")
-#       ht.plot_cams(images[:4], {"circle - square": cam(images[:4], target=circle_minus_square)},
-#                    labels=labels)
-#       plt.show()
-#
-#       # 3. the second object's class, scored on the first object's mask
-#       swapped = pointing_game(maps_second, two.object_masks[:, 0]).float().mean()
-#       print(f"peak on the first object when explaining the second: {swapped:.2f}")
-#       print(f"peak on the second object when explaining the first: {wrong.float().mean():.2f}")
-#
-#       # 4. the config sets the weights: this trains a model (12 epochs on 4000 images)
-#       import dataclasses
-#
-#       single_only = ht.pretrained(
-#           "simple_cnn-multilabel", config=dataclasses.replace(config, n_train_two=0)
-#       )
-#       for name, net in [("chapter's model", model), ("multi-label model", multilabel),
-#                         ("multi-label, single objects only", single_only)]:
-#           net_cam = ht.GradCAM(net, "relu3")
-#           strict, near = [], []
-#           for k in range(2):
-#               maps_k = net_cam(many.images, target=many.object_labels[:, k])
-#               strict.append(pointing_game(maps_k, many.object_masks[:, k]))
-#               near.append(pointing_game(maps_k, many.object_masks[:, k], tolerance=4))
-#           print(f"{name}: strict {torch.cat(strict).float().mean():.3f}, "
-#                 f"within 4 px {torch.cat(near).float().mean():.3f}")
-#
-#    **Answers**
-#
-#    1. The averaged map mixes ``relu2``'s finer grid with ``relu3``'s
-#       location. Its pointing game, 0.821, lies between ``relu2``'s 0.597 and
-#       ``relu3``'s 0.881: on this model the earlier layer's peaks, which
-#       miss the object more often, pull the average away from it.
-#    2. Before the ReLU, Grad-CAM is linear in the score: the activations do
-#       not depend on the target and the gradient of a difference is the
-#       difference of the gradients. So the signed map of "circle minus
-#       square" is the circle's signed map minus the square's (max difference
-#       2.2e-08, rounding). After the ReLU it shows where the evidence for a
-#       circle outweighs the evidence for a square.
-#    3. 0.06: the second object's map rarely peaks on the first object, as
-#       rarely as the other way round (0.08 above).
-#    4. The multi-label model trained on single objects only reaches 0.748
-#       (strict) and 0.800 (within 4 px), close to the chapter's model (0.742
-#       and 0.815) and well below the multi-label model trained with
-#       two-object images (0.878 and 0.938). The loss alone does not help:
-#       the two-object images do.
+# **Solution 4.** The multi-label model trained on single objects only points
+# about as well as the chapter's model, strict and within 4 pixels, and well
+# below the multi-label model trained with two-object images. The loss alone
+# does not help: the two-object images do. (The new model's digits differ a
+# little from machine to machine: its training runs on your CPU.)
+
+import dataclasses
+
+# the config sets the weights: this trains a model (12 epochs on 4000 images)
+single_only = ht.pretrained(
+    "simple_cnn-multilabel", config=dataclasses.replace(config, n_train_two=0)
+)
+# the pointing game as above, for the new model
+net_cam = ht.GradCAM(single_only, "relu3")
+strict, near = [], []
+for k in range(2):
+    maps_k = net_cam(many.images, target=many.object_labels[:, k])
+    strict.append(pointing_game(maps_k, many.object_masks[:, k]))
+    near.append(pointing_game(maps_k, many.object_masks[:, k], tolerance=4))
+pointing["multi-label, single objects only"] = (
+    torch.cat(strict).float().mean(),
+    torch.cat(near).float().mean(),
+)
+for name, (strict_score, near_score) in pointing.items():
+    print(f"{name:>32}: strict {strict_score:.3f}, within 4 px {near_score:.3f}")
+
+# sphinx_gallery_start_ignore
+# "about as well as the chapter's model ... and well below the multi-label model trained
+# with two-object images": within 0.05 of the chapter's model (0.748 and 0.800 against
+# 0.742 and 0.814 in one build, 0.742 and 0.814 on another CPU; 1000 maps, so a standard
+# error of about 0.014) and more than 0.08 below the multi-label model (0.878 and 0.938)
+single_score = pointing["multi-label, single objects only"]
+for k in range(2):
+    assert abs(single_score[k] - chapter_score[k]) < 0.05, (single_score, chapter_score)
+    assert multi_score[k] - single_score[k] > 0.08, (single_score, multi_score)
+from page_checks import assert_no_hooks_left  # docs/_ext: the build's check
+
+assert_no_hooks_left(globals())
+# sphinx_gallery_end_ignore

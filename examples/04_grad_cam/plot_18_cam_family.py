@@ -139,6 +139,12 @@ methods = {
 for name, method in methods.items():
     print(f"{name:>10}: {method!r}")
 
+# sphinx_gallery_start_ignore
+# "This page runs seven of them on the same images and the same layer"
+assert len(methods) == 7
+assert all("target_layer='relu3'" in repr(method) for method in methods.values())
+# sphinx_gallery_end_ignore
+
 # %%
 # Seven maps for the same images
 # ------------------------------
@@ -152,6 +158,13 @@ maps = {name: method(images) for name, method in methods.items()}
 print("images:", tuple(images.shape))
 print("maps per method:", tuple(maps["Grad-CAM"].shape))
 print("hooks left on the model:", ht.count_hooks(model).total)
+
+# sphinx_gallery_start_ignore
+# "A fixed subset of the test set: the first 48 images"; one map per image and method
+assert images.shape == (48, 3, 64, 64)
+assert all(m.shape == (48, 64, 64) for m in maps.values())
+assert ht.count_hooks(model).total == 0
+# sphinx_gallery_end_ignore
 
 # %%
 # The first four images with the seven maps, drawn with
@@ -187,21 +200,43 @@ Z = grad_cam_raw.shape[1] * grad_cam_raw.shape[2]
 print("Z =", Z)
 print(f"max |CAM / Z - Grad-CAM| = {(cam_raw / Z - grad_cam_raw).abs().max():.1e}")
 
+# sphinx_gallery_start_ignore
+# "so it equals the original CAM ... divided by Z": up to float rounding (0.0e+00 in the
+# builds so far, on raw maps whose values reach about 0.1)
+assert Z == 64
+assert (cam_raw / Z - grad_cam_raw).abs().max() < 1e-6
+# sphinx_gallery_end_ignore
+
 # %%
 # And the methods that keep the gradient per position, HiResCAM and
 # Layer-CAM, only see each channel's maximum, so their raw maps (before
 # upsampling) are nonzero at fewer positions than Grad-CAM's:
 
+above_zero = {}
 for name in ("Grad-CAM", "XGrad-CAM", "Grad-CAM++", "HiResCAM", "Layer-CAM"):
     raw = methods[name](images, raw=True)
-    positions = (raw > 0).float().sum(dim=(1, 2)).mean()
-    print(f"{name:>10}: {positions:5.1f} of {Z} positions above zero, on average")
+    above_zero[name] = (raw > 0).float().sum(dim=(1, 2)).mean()
+    print(f"{name:>10}: {above_zero[name]:5.1f} of {Z} positions above zero, on average")
+
+# sphinx_gallery_start_ignore
+# "HiResCAM and Layer-CAM ... are nonzero at fewer positions than Grad-CAM's" (13.0 and
+# 16.0 against 34.9 in the builds so far)
+assert above_zero["HiResCAM"] < above_zero["Grad-CAM"]
+assert above_zero["Layer-CAM"] < above_zero["Grad-CAM"]
+# "Grad-CAM++ is above zero almost everywhere": its weights "are never negative", so its
+# signed map (relu=False) has no negative value; "nearly every position": above 99% of them
+# (3070 of 3072 in the builds so far: two positions of one image, where no channel with a
+# positive weight is active, are zero; the printed 64.0 is rounded)
+assert ht.GradCAMPlusPlus(model, "relu3", relu=False)(images, raw=True).min() >= 0
+assert above_zero["Grad-CAM++"] > 0.99 * Z
+# sphinx_gallery_end_ignore
 
 # %%
-# Grad-CAM++ is above zero everywhere: with one nonzero gradient per channel
-# its weights :math:`w_k = \operatorname{ReLU}(g) / (2 + g \sum A^k)` are
-# never negative, so the weighted sum of the (non-negative) activations is
-# positive wherever a channel with a positive weight is active.
+# Grad-CAM++ is above zero almost everywhere: with one nonzero gradient per
+# channel its weights :math:`w_k = \operatorname{ReLU}(g) / (2 + g \sum A^k)`
+# are never negative, so the weighted sum of the (non-negative) activations
+# is positive wherever a channel with a positive weight is active, and that
+# is nearly every position (the average above is rounded).
 #
 # Two sign conventions can be checked too. HiResCAM's signed map
 # (``relu=False``) adds up, over the positions, to the layer's first-order
@@ -223,6 +258,16 @@ eigen_signed = ht.EigenCAM(model, "relu3", relu=False)(images, raw=True)
 agree = int((pearson(eigen_signed, channel_mean) > 0).sum())
 print(f"Eigen-CAM correlates positively with the channel mean on {agree} of {len(images)} images")
 
+# sphinx_gallery_start_ignore
+# "HiResCAM's signed map ... adds up ... exactly the logit minus fc's bias": exact in real
+# numbers, so equal up to float32 rounding (atol 1e-4, the page's own test); "its negative
+# positions lower the score": the signed map has some
+assert torch.allclose(signed.sum(dim=(1, 2)), contribution, atol=1e-4)
+assert (signed < 0).any()
+# "oriented to correlate positively with the channel mean, on every image"
+assert agree == len(images) == 48
+# sphinx_gallery_end_ignore
+
 # %%
 # How close the maps are
 # ----------------------
@@ -236,6 +281,12 @@ for name in ("Grad-CAM++", "XGrad-CAM", "Layer-CAM", "HiResCAM", "Score-CAM", "E
     correlation = pearson(maps[name], maps["Grad-CAM"]).mean()
     print(f"{name:>10}: mean correlation with Grad-CAM {correlation:.3f}")
 
+# sphinx_gallery_start_ignore
+# "How close the other methods come to Grad-CAM here": every mean correlation is positive
+# (0.742 to 0.983 in the builds so far)
+assert all(pearson(m, maps["Grad-CAM"]).mean() > 0 for m in maps.values())
+# sphinx_gallery_end_ignore
+
 # %%
 # What each method costs
 # ----------------------
@@ -248,15 +299,29 @@ for name in ("Grad-CAM++", "XGrad-CAM", "Layer-CAM", "HiResCAM", "Score-CAM", "E
 
 few = images[:4]
 seen = []
+images_through = {}
 counter = model.register_forward_pre_hook(lambda module, args: seen.append(len(args[0])))
 try:
     for name, method in methods.items():
         seen.clear()
         method(few)
-        print(f"{name:>10}: {sum(seen):4d} images through the model")
+        images_through[name] = sum(seen)
+        print(f"{name:>10}: {images_through[name]:4d} images through the model")
 finally:
     counter.remove()
 print("hooks left on the model:", ht.count_hooks(model).total)
+
+# sphinx_gallery_start_ignore
+# "The gradient methods run one forward pass ...; Score-CAM runs one more forward pass per
+# channel and image, 64 masked copies of each image for relu3's 64 channels; Eigen-CAM runs
+# one forward pass"
+channels = model.forward_features(few).shape[1]
+assert channels == 64
+for name, count in images_through.items():
+    expected = len(few) * (1 + channels) if name == "Score-CAM" else len(few)
+    assert count == expected, (name, count)
+assert ht.count_hooks(model).total == 0
+# sphinx_gallery_end_ignore
 
 # %%
 # Each method is then timed on the same 4 images: one call to warm up, then
@@ -276,6 +341,25 @@ for name, method in methods.items():
 print("timed on:", tuple(few.shape))
 for name, value in seconds.items():
     print(f"{name:>10}: {1000 * value / len(few):6.2f} ms per image (median)")
+
+# sphinx_gallery_start_ignore
+# "Each method is then timed on the same 4 images ... the table reports the median, divided
+# by 4"; "the counts above are the part that does not change": counting again gives the
+# same numbers (the gradient methods only: Score-CAM's count is its formula, checked above)
+assert few.shape == (4, 3, 64, 64)
+assert set(seconds) == set(methods)
+assert all(value > 0 for value in seconds.values())
+recount = []
+counter = model.register_forward_pre_hook(lambda module, args: recount.append(len(args[0])))
+try:
+    for name, method in methods.items():
+        if name != "Score-CAM":
+            recount.clear()
+            method(few)
+            assert sum(recount) == images_through[name], name
+finally:
+    counter.remove()
+# sphinx_gallery_end_ignore
 
 # %%
 # Two Score-CAMs
@@ -297,6 +381,17 @@ for name, saliency in (("probability", maps["Score-CAM"]), ("channel_softmax", s
     print(f"{name:>15}: pointing {pointing_game(saliency, test.masks).float().mean():.3f}")
 agreement = pearson(maps["Score-CAM"], softmax_maps)
 print(f"Pearson between the two maps: mean {agreement.mean():.2f}, lowest {agreement.min():.2f}")
+
+# sphinx_gallery_start_ignore
+# "On these images the probability weights point at the object more often" (0.875 against
+# 0.792 in the builds so far: 42 and 38 of 48 images)
+probability_hits = pointing_game(maps["Score-CAM"], test.masks).sum()
+channel_softmax_hits = pointing_game(softmax_maps, test.masks).sum()
+assert probability_hits > channel_softmax_hits
+# "the two maps agree on average but not on every image" (mean 0.93, lowest 0.56)
+assert agreement.mean() > 0.8
+assert agreement.min() < 0.8
+# sphinx_gallery_end_ignore
 
 # %%
 # On these images the probability weights point at the object more often,
@@ -335,67 +430,118 @@ print(f"Pearson between the two maps: mean {agreement.mean():.2f}, lowest {agree
 #    and :obj:`hooks_tutorial.capture_gradients`, and compare it with
 #    ``ht.GradCAMPlusPlus`` (``raw=True``). How many positions per channel
 #    have a nonzero gradient?
+
+# %%
+# .. rst-class:: solution
 #
-# .. dropdown:: Solutions
+# **Solution 1.** The three signed maps agree to float rounding: XGrad-CAM
+# and HiResCAM differ from Grad-CAM by less than 1e-5 of the maps' largest
+# value. After global average pooling the gradient of channel :math:`k` is
+# :math:`w^c_k / Z` at every position, so the average of Grad-CAM, the
+# activation-weighted average of XGrad-CAM and the per-position product of
+# HiResCAM all give the weight :math:`w^c_k / Z`.
+
+# average pooling: the gradient is the same at every position
+average_model = ht.SimpleCNN(pool="avg", seed=0).eval()
+signed = {
+    name: cls(average_model, "relu3", relu=False)(images, target=0, raw=True)
+    for name, cls in [
+        ("Grad-CAM", ht.GradCAM),
+        ("XGrad-CAM", ht.XGradCAM),
+        ("HiResCAM", ht.HiResCAM),
+    ]
+}
+scale = signed["Grad-CAM"].abs().max()
+print(f"largest |Grad-CAM| value: {scale:.1e}")
+relative = {}
+for name in ("XGrad-CAM", "HiResCAM"):
+    difference = (signed[name] - signed["Grad-CAM"]).abs().max()
+    relative[name] = difference / scale
+    print(
+        f"{name}: largest difference {difference:.1e}, {relative[name]:.1e} of the largest"
+        f" value, below 1e-5: {bool(relative[name] < 1e-5)}"
+    )
+
+# sphinx_gallery_start_ignore
+# "agree to float rounding ... less than 1e-5 of the maps' largest value": 2.4e-07 and
+# 1.9e-07 relative in the builds so far (1.5e-10 and 1.2e-10 on maps reaching 6.3e-04;
+# other CPUs print other last digits); float32 rounds at 1.2e-07 per operation
+assert scale > 0  # the maps are not all zero, so "the same" says something
+assert all(value < 1e-5 for value in relative.values()), relative
+# sphinx_gallery_end_ignore
+
+# %%
+# .. rst-class:: solution
 #
-#    .. code-block:: python
+# **Solution 2.** 68 images go through the model for the four images: one
+# forward pass on them, then 16 masked copies of each instead of one per
+# channel, a quarter of Score-CAM's work. The maps stay close but not equal
+# (their mean Pearson correlation with the full Score-CAM's maps is printed
+# below), and here they point a little worse.
+
+# top_k: score only the 16 channels with the largest mean activation
+fast = ht.ScoreCAM(model, "relu3", top_k=16, batch_size=64)
+seen = []
+counter = model.register_forward_pre_hook(lambda module, args: seen.append(len(args[0])))
+try:
+    fast(few)
+finally:
+    counter.remove()
+print("images through the model, top_k=16:", sum(seen))
+fast_maps = fast(images)
+fast_agreement = pearson(fast_maps, maps["Score-CAM"]).mean()
+print(f"Pearson with the full Score-CAM: mean {fast_agreement:.3f}")
+fast_pointing = pointing_game(fast_maps, test.masks).float().mean()
+full_pointing = pointing_game(maps["Score-CAM"], test.masks).float().mean()
+print(f"pointing: top_k=16 {fast_pointing:.3f}, full {full_pointing:.3f}")
+
+# sphinx_gallery_start_ignore
+# "one forward pass on them, then 16 masked copies of each"
+assert sum(seen) == len(few) * (1 + 16) == 68
+# "The maps stay close but not equal" (mean Pearson 0.818 in the builds so far); "here they
+# point a little worse" (0.812 against 0.875: 39 and 42 of 48 images)
+assert 0.5 < fast_agreement < 0.99
+assert fast_pointing < full_pointing
+# sphinx_gallery_end_ignore
+
+# %%
+# .. rst-class:: solution
 #
-#       # 1. average pooling: the gradient is the same at every position
-#       average_model = ht.SimpleCNN(pool="avg", seed=0).eval()
-#       signed = {
-#           name: cls(average_model, "relu3", relu=False)(images, target=0, raw=True)
-#           for name, cls in [("Grad-CAM", ht.GradCAM), ("XGrad-CAM", ht.XGradCAM),
-#                             ("HiResCAM", ht.HiResCAM)]
-#       }
-#       print(f"largest |Grad-CAM| value: {signed['Grad-CAM'].abs().max():.1e}")
-#       for name in ("XGrad-CAM", "HiResCAM"):
-#           print(f"{name} {(signed[name] - signed['Grad-CAM']).abs().max():.1e}")
-#
-#       # 2. top_k: score only the 16 channels with the largest mean activation
-#       fast = ht.ScoreCAM(model, "relu3", top_k=16, batch_size=64)
-#       seen = []
-#       counter = model.register_forward_pre_hook(lambda module, args: seen.append(len(args[0])))
-#       try:
-#           fast(few)
-#       finally:
-#           counter.remove()
-#       print("images through the model, top_k=16:", sum(seen))
-#       fast_maps = fast(images)
-#       print(f"Pearson with the full Score-CAM: mean {pearson(fast_maps, maps['Score-CAM']).mean():.3f}")
-#       print(f"pointing: top_k=16 {pointing_game(fast_maps, test.masks).float().mean():.3f}, "
-#             f"full {pointing_game(maps['Score-CAM'], test.masks).float().mean():.3f}")
-#
-#       # 3. Grad-CAM++ from the paper's formula
-#       x = images[:8]
-#       with ht.capture_activations(model, "relu3") as acts, ht.capture_gradients(model, "relu3") as grads:
-#           model(x).gather(1, predicted[:8, None]).sum().backward()
-#       model.zero_grad(set_to_none=True)
-#       A, g = acts["relu3"], grads["relu3"]
-#       print("nonzero gradients per channel, at most:", int((g != 0).sum(dim=(2, 3)).max()))
-#       sums = A.sum(dim=(2, 3), keepdim=True)
-#       a = torch.nan_to_num(g**2 / (2 * g**2 + sums * g**3))  # 0 / 0 -> 0 where g = 0
-#       w = (a * g.clamp(min=0)).sum(dim=(2, 3))
-#       by_formula = torch.relu((w[:, :, None, None] * A).sum(dim=1))
-#       library = ht.GradCAMPlusPlus(model, "relu3")(x, target=predicted[:8], raw=True)
-#       print(f"largest map value: {library.max():.1e}")
-#       print(f"max |formula - library|: {(by_formula - library).abs().max():.1e}")
-#
-#    **Answers**
-#
-#    1. The three signed maps agree to float rounding: XGrad-CAM differs from
-#       Grad-CAM by at most 1.2e-10 and HiResCAM by 1.5e-10, on maps whose
-#       values reach 6.3e-04. After global average pooling the gradient of
-#       channel :math:`k` is :math:`w^c_k / Z` at every position, so the
-#       average of Grad-CAM, the activation-weighted average of XGrad-CAM and
-#       the per-position product of HiResCAM all give the weight
-#       :math:`w^c_k / Z`.
-#    2. 68 images go through the model for the four images: one forward pass
-#       on them, then 16 masked copies of each instead of one per channel, a
-#       quarter of Score-CAM's work. The maps stay close but not equal (mean Pearson
-#       0.818 with the full Score-CAM), and here they point a little worse:
-#       0.812 against 0.875.
-#    3. With max pooling, each channel's gradient is nonzero at 1 position at
-#       most, so every sum over positions in the formula has a single term.
-#       The formula, with zero over zero set to zero where the gradient
-#       vanishes, matches the library to 1.2e-07 on maps whose values reach
-#       3.8e+00.
+# **Solution 3.** With max pooling, each channel's gradient is nonzero at 1
+# position at most, so every sum over positions in the formula has a single
+# term. The formula, with zero over zero set to zero where the gradient
+# vanishes, matches the library to float rounding: the largest difference is
+# less than 1e-5 of the map's largest value.
+
+# Grad-CAM++ from the paper's formula
+x = images[:8]
+with (
+    ht.capture_activations(model, "relu3") as acts,
+    ht.capture_gradients(model, "relu3") as grads,
+):
+    model(x).gather(1, predicted[:8, None]).sum().backward()
+model.zero_grad(set_to_none=True)
+A, g = acts["relu3"], grads["relu3"]
+print("nonzero gradients per channel, at most:", int((g != 0).sum(dim=(2, 3)).max()))
+sums = A.sum(dim=(2, 3), keepdim=True)
+a = torch.nan_to_num(g**2 / (2 * g**2 + sums * g**3))  # 0 / 0 -> 0 where g = 0
+w = (a * g.clamp(min=0)).sum(dim=(2, 3))
+by_formula = torch.relu((w[:, :, None, None] * A).sum(dim=1))
+library = ht.GradCAMPlusPlus(model, "relu3")(x, target=predicted[:8], raw=True)
+difference = (by_formula - library).abs().max()
+print(f"largest map value: {library.max():.1e}")
+print(
+    f"max |formula - library|: {difference:.1e}, {difference / library.max():.1e} of the"
+    f" largest value, below 1e-5: {bool(difference / library.max() < 1e-5)}"
+)
+
+# sphinx_gallery_start_ignore
+# "nonzero at 1 position at most"
+assert int((g != 0).sum(dim=(2, 3)).max()) == 1
+# "matches the library to float rounding: ... less than 1e-5 of the map's largest value"
+# (1.2e-07 and 2.4e-07 on two CPUs, on maps reaching 3.8: below 1e-7 relative)
+assert difference < 1e-5 * library.max(), (difference, library.max())
+from page_checks import assert_no_hooks_left  # docs/_ext: the build's check
+
+assert_no_hooks_left(globals())
+# sphinx_gallery_end_ignore
