@@ -75,6 +75,11 @@ weights_file = Path(torch.hub.get_dir()) / "checkpoints" / Path(weights.url).nam
 have_weights = weights_file.is_file()
 print(f"{weights_file.name} in the torch hub cache: {have_weights}")
 
+# sphinx_gallery_start_ignore
+# "this command downloads it once (about 100 MB)": the file size torchvision records
+assert 90 < weights.meta["_file_size"] < 110, weights.meta["_file_size"]
+# sphinx_gallery_end_ignore
+
 # %%
 # Photos that ship with a package
 # -------------------------------
@@ -97,6 +102,12 @@ for ax, (name, photo) in zip(axes, photos.items(), strict=True):
 fig.tight_layout()
 plt.show()
 
+# sphinx_gallery_start_ignore
+# "returns each one as a uint8 array of shape [H, W, 3]"
+assert all(photo.dtype == "uint8" for photo in photos.values())
+assert all(photo.ndim == 3 and photo.shape[2] == 3 for photo in photos.values())
+# sphinx_gallery_end_ignore
+
 # %%
 # What the weights expect: ``weights.transforms()``
 # -------------------------------------------------
@@ -117,6 +128,19 @@ def to_input(photo, transforms=preprocess):
 
 batch = torch.stack([to_input(photo) for photo in photos.values()])
 print("batch:", tuple(batch.shape), f"values from {batch.min():.2f} to {batch.max():.2f}")
+
+# sphinx_gallery_start_ignore
+# "It resizes the short side, crops the centre, scales to [0, 1] and normalizes each channel
+# with the ImageNet mean and standard deviation"; to_input: "a normalized [3, 224, 224] input"
+assert preprocess.resize_size == [232]
+assert preprocess.crop_size == [224]
+assert preprocess.mean == [0.485, 0.456, 0.406]
+assert preprocess.std == [0.229, 0.224, 0.225]
+assert batch.shape == (3, 3, 224, 224)
+# the next sentence: "The normalized input is not a picture any more" (values outside [0, 1])
+assert batch.min() < 0
+assert batch.max() > 1
+# sphinx_gallery_end_ignore
 
 # %%
 # The normalized input is not a picture any more. To draw on it, undo the
@@ -186,6 +210,18 @@ if have_weights:
         classes, maps = predict_and_explain(model, photo)
     print("hooks left:", ht.count_hooks(model).total)
 
+# sphinx_gallery_start_ignore
+# "With the weights, this cell prints the five most probable classes of each photo, then
+# the number of hooks left on the model (0). Without them, it prints nothing" (and makes no
+# model: no output of random weights can reach the page)
+if have_weights:
+    assert len(classes) == 5
+    assert maps.shape == (2, 224, 224)
+    assert ht.count_hooks(model).total == 0
+else:
+    assert "model" not in globals()
+# sphinx_gallery_end_ignore
+
 # %%
 # The loop ended with the astronaut, whose photo holds more than one object.
 # With the weights, the cell below draws two maps that explain its two most
@@ -217,17 +253,23 @@ if have_weights:
 
 with torch.device("meta"):
     skeleton = torchvision.models.resnet50()
+sizes = {}
 handles = [
     getattr(skeleton, name).register_forward_hook(
-        lambda module, args, output, name=name: print(
-            f"{name}: {output.shape[1]} channels, {output.shape[2]} x {output.shape[3]}"
-        )
+        lambda module, args, output, name=name: sizes.update({name: tuple(output.shape[1:])})
     )
     for name in ("layer2", "layer3", "layer4")
 ]
 skeleton(torch.empty(1, 3, 224, 224, device="meta"))
 for handle in handles:
     handle.remove()
+for name, (channels, height, width) in sizes.items():
+    print(f"{name}: {channels} channels, {height} x {width}")
+
+# sphinx_gallery_start_ignore
+# the next cell: "layer4's maps are coarse (7 x 7) ... (layer3: 14 x 14, layer2: 28 x 28)"
+assert sizes == {"layer2": (512, 28, 28), "layer3": (1024, 14, 14), "layer4": (2048, 7, 7)}
+# sphinx_gallery_end_ignore
 
 # %%
 # ``layer4``'s maps are coarse (7 x 7) but its features are about whole
@@ -276,73 +318,124 @@ if have_weights:
 # 3. Pass both ``"layer3"`` and ``"layer4"`` to one ``ht.GradCAM`` and compare
 #    the combined map with the two single maps.
 #
-# .. dropdown:: Solutions
+# Solutions 1 and 3 need the ResNet-50 weights, and solution 2 partly needs
+# ResNet-18's (about 45 MB, fetched the same way). Without them, each says so
+# and skips that part, as the page does.
+
+# %%
+# .. rst-class:: solution
 #
-#    Each solution needs pretrained weights; without them it says so and
-#    skips that part. Solution 2 looks for ResNet-18's file as the page looks
-#    for ResNet-50's (about 45 MB, fetched the same way).
+# **Solution 1.** Both maps weight the same ``layer4`` activations, only with
+# other channel weights (each class has its own gradient), so the fifth
+# class's map moves only if the model finds that class elsewhere in the
+# photo. The code prints where each map peaks, in pixels of the input;
+# without the weights it prints a note instead.
+
+skipped = f"skipped: {weights_file.name} is not in the torch hub cache (see the top of the page)"
+if have_weights:
+    x = to_input(photos["cat"])[None]
+    with torch.no_grad():
+        top = model(x).topk(5).indices[0]
+    pair = ht.GradCAM(model, "layer4")(x.expand(2, -1, -1, -1), target=top[[0, 4]])
+    peaks = []
+    for k, pair_map in zip(top[[0, 4]].tolist(), pair, strict=True):
+        row, column = divmod(int(pair_map.argmax()), pair_map.shape[-1])
+        peaks.append((row, column))
+        print(f"{categories[k]}: peak at row {row}, column {column}")
+else:
+    print(skipped)
+
+# sphinx_gallery_start_ignore
+# "prints where each map peaks, in pixels of the input" (224 x 224), for the first and
+# the fifth class; without the weights, nothing is computed
+if have_weights:
+    assert pair.shape == (2, 224, 224)
+    assert len(peaks) == 2
+    assert all(0 <= r < 224 and 0 <= c < 224 for r, c in peaks)
+else:
+    assert "pair" not in globals()
+# sphinx_gallery_end_ignore
+
+# %%
+# .. rst-class:: solution
 #
-#    .. code-block:: python
+# **Solution 2.** The preprocessing: ResNet-18's weights resize the short side
+# to 256 before the 224 x 224 crop (ResNet-50's V2 weights: 232), with the
+# same mean and standard deviation. The 1000 class names are the same list
+# (``True``), so ``categories`` still names the outputs. With its weights
+# file (about 45 MB) in the torch hub cache, pass ``weights18.transforms()``
+# and the page's function gives ResNet-18's top-5 and maps, and leaves no
+# hook; without it, the code prints a note instead.
+
+weights18 = torchvision.models.ResNet18_Weights.IMAGENET1K_V1
+preprocess18 = weights18.transforms()
+print("ResNet-50:", preprocess)
+print("ResNet-18:", preprocess18)
+names18 = weights18.meta["categories"]
+print(f"class names: {len(names18)}, the same as ResNet-50's? {names18 == categories}")
+file18 = Path(torch.hub.get_dir()) / "checkpoints" / Path(weights18.url).name
+print(f"{file18.name}: about {weights18.meta['_file_size']:.0f} MB")
+if file18.is_file():
+    resnet18 = torchvision.models.resnet18()
+    resnet18.load_state_dict(torch.load(file18, weights_only=True))
+    resnet18.eval()
+    classes18, maps18 = predict_and_explain(resnet18, photos["cat"], preprocess18)
+    print("hooks left:", ht.count_hooks(resnet18).total)
+else:
+    print(f"skipped: {file18.name} is not in the torch hub cache")
+
+# sphinx_gallery_start_ignore
+# "resize the short side to 256 before the 224 x 224 crop (ResNet-50's V2 weights: 232),
+# with the same mean and standard deviation. The 1000 class names are the same list";
+# "(about 45 MB)"; with the weights: "ResNet-18's top-5 and maps, and leaves no hook"
+assert (preprocess18.resize_size, preprocess.resize_size) == ([256], [232])
+assert preprocess18.crop_size == preprocess.crop_size == [224]
+assert (preprocess18.mean, preprocess18.std) == (preprocess.mean, preprocess.std)
+assert len(names18) == 1000
+assert names18 == categories
+assert 40 < weights18.meta["_file_size"] < 50
+if file18.is_file():
+    assert len(classes18) == 5
+    assert maps18.shape == (2, 224, 224)
+    assert ht.count_hooks(resnet18).total == 0
+else:
+    assert "resnet18" not in globals()
+# sphinx_gallery_end_ignore
+
+# %%
+# .. rst-class:: solution
 #
-#       # 1. the first and the fifth class of the cat, one map each
-#       if have_weights:
-#           x = to_input(photos["cat"])[None]
-#           with torch.no_grad():
-#               top = model(x).topk(5).indices[0]
-#           pair = ht.GradCAM(model, "layer4")(x.expand(2, -1, -1, -1), target=top[[0, 4]])
-#           for k, pair_map in zip(top[[0, 4]].tolist(), pair, strict=True):
-#               row, column = divmod(int(pair_map.argmax()), pair_map.shape[-1])
-#               print(f"{categories[k]}: peak at row {row}, column {column}")
-#       else:
-#           print("1. needs the ResNet-50 weights")
-#
-#       # 2. ResNet-18: other weights, other preprocessing, the same classes
-#       weights18 = torchvision.models.ResNet18_Weights.IMAGENET1K_V1
-#       print("ResNet-50:", preprocess)
-#       print("ResNet-18:", weights18.transforms())
-#       names18 = weights18.meta["categories"]
-#       print(f"class names: {len(names18)}, the same as ResNet-50's? {names18 == categories}")
-#       file18 = Path(torch.hub.get_dir()) / "checkpoints" / Path(weights18.url).name
-#       if file18.is_file():
-#           resnet18 = torchvision.models.resnet18()
-#           resnet18.load_state_dict(torch.load(file18, weights_only=True))
-#           resnet18.eval()
-#           predict_and_explain(resnet18, photos["cat"], weights18.transforms())
-#           print("hooks left:", ht.count_hooks(resnet18).total)
-#       else:
-#           print("2. needs the ResNet-18 weights")
-#
-#       # 3. two layers in one call: the rescaled mean of the two single maps
-#       if have_weights:
-#           x = to_input(photos["cat"])[None]
-#           single = [ht.GradCAM(model, layer)(x, target=cat_class)[0]
-#                     for layer in ("layer3", "layer4")]
-#           both = ht.GradCAM(model, ["layer3", "layer4"])(x, target=cat_class)[0]
-#           mean = (single[0] + single[1]) / 2
-#           mean = (mean - mean.min()) / (mean.max() - mean.min())
-#           print("combined == rescaled mean of the two?", torch.allclose(both, mean, atol=1e-6))
-#           fig, axes = plt.subplots(1, 3, figsize=(9, 3.2))
-#           for ax, title, shown in zip(axes, ("layer3", "layer4", "both"), (*single, both)):
-#               ax.imshow(ht.overlay(to_picture(x[0]), shown))
-#               ax.set_title(title)
-#               ax.axis("off")
-#           plt.show()
-#       else:
-#           print("3. needs the ResNet-50 weights")
-#
-#    **Answers**
-#
-#    1. Both maps weight the same ``layer4`` activations, only with other
-#       channel weights (each class has its own gradient), so the fifth
-#       class's map moves only if the model finds that class elsewhere in the
-#       photo. The solution prints where each map peaks, in pixels of the
-#       input; without the weights it says that it needs them.
-#    2. The preprocessing: ResNet-18's weights resize the short side to 256
-#       before the 224 x 224 crop (ResNet-50's V2 weights: 232), with the same
-#       mean and standard deviation. The 1000 class names are the same list
-#       (``True``), so ``categories`` still names the outputs. Pass ``weights18.transforms()`` and the page's function
-#       gives ResNet-18's top-5 and maps, and leaves no hook.
-#    3. The combined map is the rescaled mean of the two single maps
-#       (``True``): the library upsamples each layer's map to the image,
-#       rescales each, averages them and rescales the mean. It keeps
-#       ``layer4``'s coarse blobs and adds ``layer3``'s finer detail.
+# **Solution 3.** The combined map is the rescaled mean of the two single
+# maps (``True``): the library upsamples each layer's map to the image,
+# rescales each, averages them and rescales the mean. It keeps ``layer4``'s
+# coarse blobs and adds ``layer3``'s finer detail. Without the weights, the
+# code prints a note instead.
+
+if have_weights:
+    x = to_input(photos["cat"])[None]
+    single = [ht.GradCAM(model, layer)(x, target=cat_class)[0] for layer in ("layer3", "layer4")]
+    both = ht.GradCAM(model, ["layer3", "layer4"])(x, target=cat_class)[0]
+    mean_map = (single[0] + single[1]) / 2
+    mean_map = (mean_map - mean_map.min()) / (mean_map.max() - mean_map.min())
+    print("combined == rescaled mean of the two?", torch.allclose(both, mean_map, atol=1e-6))
+    fig, axes = plt.subplots(1, 3, figsize=(9, 3.2))
+    for ax, title, shown in zip(axes, ("layer3", "layer4", "both"), (*single, both), strict=True):
+        ax.imshow(ht.overlay(to_picture(x[0]), shown))
+        ax.set_title(title)
+        ax.axis("off")
+    fig.tight_layout()
+    plt.show()
+else:
+    print(skipped)
+
+# sphinx_gallery_start_ignore
+# "The combined map is the rescaled mean of the two single maps (True)": float32 maps in
+# [0, 1]; without the weights, nothing is computed
+if have_weights:
+    assert torch.allclose(both, mean_map, atol=1e-6)
+else:
+    assert "both" not in globals()
+from page_checks import assert_no_hooks_left  # docs/_ext: the build's check
+
+assert_no_hooks_left(globals())
+# sphinx_gallery_end_ignore

@@ -69,6 +69,15 @@ print("nodes:", len(eval_nodes), "| same in both modes?", train_nodes == eval_no
 print("first block:", [name for name in eval_nodes if name.startswith("layer1.0.")])
 print("last nodes: ", eval_nodes[-3:])
 
+# sphinx_gallery_start_ignore
+# "layer1.0.add is out += identity ..., layer1.0.relu_1 is the block's second call of
+# its relu module ..., and flatten is torch.flatten in ResNet.forward"
+first_block = [name for name in eval_nodes if name.startswith("layer1.0.")]
+assert first_block.index("layer1.0.relu") < first_block.index("layer1.0.add")
+assert first_block.index("layer1.0.add") < first_block.index("layer1.0.relu_1")
+assert eval_nodes[-3:] == ["avgpool", "flatten", "fc"]
+# sphinx_gallery_end_ignore
+
 # %%
 # Most node names are module names (``layer1.0.conv1``). Some are not:
 # ``layer1.0.add`` is ``out += identity`` in ``BasicBlock.forward``,
@@ -78,7 +87,16 @@ print("last nodes: ", eval_nodes[-3:])
 # module:
 
 module_names = {name for name, _ in resnet.named_modules()}
-print([name for name in eval_nodes if name not in module_names])
+not_modules = [name for name in eval_nodes if name not in module_names]
+print(not_modules)
+
+# sphinx_gallery_start_ignore
+# "Some are not: layer1.0.add ..., layer1.0.relu_1 ..., and flatten": every block's add
+# and second relu call, the input and flatten; no conv or bn among them
+blocks = [f"layer{i}.{j}" for i in range(1, 5) for j in range(2)]
+expected = ["x", *(f"{b}.{node}" for b in blocks for node in ("add", "relu_1")), "flatten"]
+assert not_modules == expected, not_modules
+# sphinx_gallery_end_ignore
 
 # %%
 # Same tensors, two ways
@@ -94,6 +112,17 @@ with torch.no_grad():
 print({name: tuple(t.shape) for name, t in features.items()})
 print("shares resnet's parameters?", extractor.get_submodule("conv1").weight is resnet.conv1.weight)
 
+# sphinx_gallery_start_ignore
+# "a dictionary that renames them"; "its output is a dictionary of tensors; it shares
+# the parameters of resnet"
+assert list(features) == ["middle", "last"]
+assert all(isinstance(t, torch.Tensor) for t in features.values())
+resnet_parameters = dict(resnet.named_parameters())
+shared = [p is resnet_parameters[n] for n, p in extractor.named_parameters()]
+assert shared
+assert all(shared)
+# sphinx_gallery_end_ignore
+
 # %%
 # The same layers recorded with forward hooks, through
 # :func:`~hooks_tutorial.capture_activations`:
@@ -102,6 +131,12 @@ with ht.capture_activations(resnet, ["layer2", "layer4"]) as acts, torch.no_grad
     resnet(images)
 print("layer2 equal?", torch.equal(acts["layer2"], features["middle"]))
 print("layer4 equal?", torch.equal(acts["layer4"], features["last"]))
+
+# sphinx_gallery_start_ignore
+# section title "Same tensors, two ways"
+assert torch.equal(acts["layer2"], features["middle"])
+assert torch.equal(acts["layer4"], features["last"])
+# sphinx_gallery_end_ignore
 
 # %%
 # Values that are no module's output
@@ -124,6 +159,11 @@ with torch.no_grad():
 handle.remove()
 print("flatten node == input of fc?", torch.equal(fx_values["flatten"], seen["fc_input"]))
 
+# sphinx_gallery_start_ignore
+# "the flattened features are the input of fc, which a forward pre-hook sees"
+assert torch.equal(fx_values["flatten"], seen["fc_input"])
+# sphinx_gallery_end_ignore
+
 # %%
 # The sum that ``out += identity`` computes is the input of the block's
 # second ``relu`` call. But that ReLU runs *in place*: the traced graph calls
@@ -137,6 +177,12 @@ with torch.no_grad():
     values = extractor(images)
 print("add is relu_1?", values["layer1.0.add"] is values["layer1.0.relu_1"])
 print(f"smallest value of the add node: {values['layer1.0.add'].min().item():.3f}")
+
+# sphinx_gallery_start_ignore
+# "the very tensor that layer1.0.relu_1 returns, so it holds no negative values"
+assert values["layer1.0.add"] is values["layer1.0.relu_1"]
+assert values["layer1.0.add"].min() >= 0
+# sphinx_gallery_end_ignore
 
 # %%
 # To see the real sum, turn the in-place ReLUs off (the extractor calls the
@@ -165,6 +211,13 @@ for module in resnet.modules():
     if isinstance(module, nn.ReLU):
         module.inplace = True
 
+# sphinx_gallery_start_ignore
+# "although the sum itself has some"; the pre-hook "counts the calls": the 2nd is the sum
+assert values["layer1.0.add"].min() < 0
+assert len(relu_inputs) == 2
+assert torch.equal(values["layer1.0.add"], relu_inputs[1])
+# sphinx_gallery_end_ignore
+
 # %%
 # The addition itself is not in place in the traced graph. FX records
 # ``out += identity`` as the out-of-place ``operator.add``, which makes a new
@@ -177,6 +230,13 @@ whole = create_feature_extractor(resnet, return_nodes=["fc"])  # the whole graph
 adds = [node for node in whole.graph.nodes if node.name.startswith("add")]
 print(f"additions in the graph: {len(adds)}")
 print("all traced as operator.add?", all(node.target is operator.add for node in adds))
+
+# sphinx_gallery_start_ignore
+# "FX records out += identity as the out-of-place operator.add": one per BasicBlock
+basic_blocks = [m for m in resnet.modules() if isinstance(m, torchvision.models.resnet.BasicBlock)]
+assert len(adds) == len(basic_blocks) == 8
+assert all(node.target is operator.add for node in adds)
+# sphinx_gallery_end_ignore
 
 # %%
 # What hooks can do that FX cannot
@@ -213,6 +273,18 @@ with ht.capture_activations(gated, "conv") as acts, torch.no_grad():
     gated(images)
 print("hooks: conv output", tuple(acts["conv"].shape))
 
+# sphinx_gallery_start_ignore
+# "so tracing stops. A forward hook does not care": tracing GatedNet raises (the cell
+# above prints the error), the hook records conv's output
+trace_error = ""
+try:
+    create_feature_extractor(gated, return_nodes=["conv"])
+except torch.fx.proxy.TraceError as error:
+    trace_error = str(error)
+assert "control flow" in trace_error, trace_error
+assert acts["conv"].shape == (4, 8, 64, 64)
+# sphinx_gallery_end_ignore
+
 # %%
 # **Changing what the model computes.** A forward hook that returns a value
 # replaces the module's output for the rest of the forward pass, for
@@ -236,6 +308,11 @@ with torch.no_grad():
         handle.remove()
 print(f"largest change of a score: {(scores - ablated).abs().max().item():.3f}")
 
+# sphinx_gallery_start_ignore
+# "replaces the module's output ... and see how the scores move"
+assert (scores - ablated).abs().max() > 0
+# sphinx_gallery_end_ignore
+
 # %%
 # **Gradients.** The extracted tensors are part of the autograd graph: ask
 # for the scores too and differentiate, and you get exactly the gradient that
@@ -248,6 +325,11 @@ with ht.capture_gradients(resnet, "layer4") as grads:
     resnet(images)[:, 0].sum().backward()
 print("same gradient?", torch.equal(gradient_fx, grads["layer4"]))
 resnet.zero_grad()
+
+# sphinx_gallery_start_ignore
+# "you get exactly the gradient that capture_gradients records"
+assert torch.equal(gradient_fx, grads["layer4"])
+# sphinx_gallery_end_ignore
 
 # %%
 # The extracted tensors are ordinary autograd tensors, so a tensor hook
@@ -263,6 +345,12 @@ out = extractor(images)
 out["last"].register_hook(lambda grad: 2 * grad)  # on this run's tensor only
 out["scores"][:, 0].sum().backward()
 print("conv1.weight.grad doubled?", torch.allclose(resnet.conv1.weight.grad, 2 * plain))
+
+# sphinx_gallery_start_ignore
+# "Doubling the gradient at layer4 doubles the gradient of every parameter before it"
+assert torch.allclose(resnet.conv1.weight.grad, 2 * plain)
+# sphinx_gallery_end_ignore
+
 resnet.zero_grad()
 
 # %%
@@ -291,6 +379,11 @@ resnet.zero_grad()
 
 print("hooks left:", ht.count_hooks(resnet).total, ht.count_hooks(gated).total)
 
+# sphinx_gallery_start_ignore
+# "No hook is left on the models of this page"
+assert ht.count_hooks(resnet).total == ht.count_hooks(gated).total == 0
+# sphinx_gallery_end_ignore
+
 # %%
 # Summary
 # -------
@@ -318,53 +411,81 @@ print("hooks left:", ht.count_hooks(resnet).total, ht.count_hooks(gated).total)
 #    not module outputs?
 # 3. Rewrite ``GatedNet.forward`` without the Python ``if`` (hint:
 #    ``torch.where``) so that ``create_feature_extractor`` can trace it.
+
+# %%
+# .. rst-class:: solution
 #
-# .. dropdown:: Solutions
+# **Solution 1.** FX's tensor and the cloned one agree (``True``), the one
+# recorded without ``clone`` does not (``False``). Without ``clone`` the hook
+# keeps ``bn2``'s output tensor itself; the model then writes
+# ``out += identity`` into it and the in-place ReLU clips it, so it has no
+# negative values left, while FX's tensor has some. FX traced ``+=`` as an
+# out-of-place addition, so its ``bn2`` output keeps its values.
+
+extractor = create_feature_extractor(resnet, return_nodes=["layer4.1.bn2"])
+with torch.no_grad():
+    fx_bn2 = extractor(images)["layer4.1.bn2"]
+print(f"FX: smallest value {fx_bn2.min():.3f}")
+recorded = {}  # clone -> the recorded tensor
+for clone in (False, True):
+    with ht.capture_activations(resnet, "layer4.1.bn2", clone=clone) as acts, torch.no_grad():
+        resnet(images)
+    recorded[clone] = acts["layer4.1.bn2"]
+    print(
+        f"hook, clone={clone}: smallest value {recorded[clone].min():.3f}, "
+        f"equal to FX's? {torch.equal(fx_bn2, recorded[clone])}"
+    )
+
+# sphinx_gallery_start_ignore
+# "FX's tensor and the cloned one agree, the one recorded without clone does not";
+# "no negative values left, while FX's tensor has some"
+assert torch.equal(fx_bn2, recorded[True])
+assert not torch.equal(fx_bn2, recorded[False])
+assert recorded[False].min() == 0
+assert fx_bn2.min() < 0
+# sphinx_gallery_end_ignore
+
+# %%
+# .. rst-class:: solution
 #
-#    .. code-block:: python
+# **Solution 2.** Only the input ``x``: ``SimpleCNN.forward`` calls nothing but
+# modules (even its flattening is an ``nn.Flatten``), so every other node is a
+# module's output.
+
+simple = ht.SimpleCNN()
+names = {name for name, _ in simple.named_modules()}
+other_nodes = [n for n in get_graph_node_names(simple)[1] if n not in names]
+print(other_nodes)
+
+# sphinx_gallery_start_ignore
+# "Only the input x"
+assert other_nodes == ["x"], other_nodes
+# sphinx_gallery_end_ignore
+
+# %%
+# .. rst-class:: solution
 #
-#       # 1. bn2 of the last block: FX's tensor, and the hook's with and without clone
-#       extractor = create_feature_extractor(resnet, return_nodes=["layer4.1.bn2"])
-#       with torch.no_grad():
-#           fx_bn2 = extractor(images)["layer4.1.bn2"]
-#       print(f"FX: smallest value {fx_bn2.min():.3f}")
-#       for clone in (False, True):
-#           with ht.capture_activations(resnet, "layer4.1.bn2", clone=clone) as acts:
-#               with torch.no_grad():
-#                   resnet(images)
-#           recorded = acts["layer4.1.bn2"]
-#           print(f"hook, clone={clone}: smallest value {recorded.min():.3f}, "
-#                 f"equal to FX's? {torch.equal(fx_bn2, recorded)}")
-#
-#       # 2. SimpleCNN calls only modules, so every node except the input
-#       #    "x" is a module name
-#       simple = ht.SimpleCNN()
-#       names = {name for name, _ in simple.named_modules()}
-#       print([n for n in get_graph_node_names(simple)[1] if n not in names])
-#
-#       # 3. a traceable gate
-#       class TraceableGatedNet(GatedNet):
-#           def forward(self, x):
-#               h = self.conv(x)
-#               h = torch.where(h.mean() > 0, F.relu(h), h)
-#               return self.head(h.mean(dim=(2, 3)))
-#
-#       traceable = TraceableGatedNet().eval()
-#       print(create_feature_extractor(traceable, ["conv"])(images)["conv"].shape)
-#
-#    **Answers**
-#
-#    1. FX's tensor and the cloned one agree (``True``), the one recorded
-#       without ``clone`` does not (``False``). Without ``clone`` the hook
-#       keeps ``bn2``'s output tensor itself; the model then writes
-#       ``out += identity`` into it and the in-place ReLU clips it, so its
-#       smallest value is 0.000 instead of -1.115. FX traced ``+=`` as an
-#       out-of-place addition, so its ``bn2`` output keeps its values.
-#    2. Only the input ``x``: ``SimpleCNN.forward`` calls nothing but modules
-#       (even its flattening is an ``nn.Flatten``), so every other node is a
-#       module's output.
-#    3. It traces, and the extractor returns ``conv``'s output,
-#       ``torch.Size([4, 8, 64, 64])``. ``torch.where`` takes its condition
-#       as a tensor and picks between two values that are both computed, so
-#       the graph has no Python branch; the price is that the ReLU always
-#       runs.
+# **Solution 3.** It traces, and the extractor returns ``conv``'s output,
+# ``torch.Size([4, 8, 64, 64])``. ``torch.where`` takes its condition as a
+# tensor and picks between two values that are both computed, so the graph
+# has no Python branch; the price is that the ReLU always runs.
+
+
+class TraceableGatedNet(GatedNet):
+    def forward(self, x):
+        h = self.conv(x)
+        h = torch.where(h.mean() > 0, F.relu(h), h)
+        return self.head(h.mean(dim=(2, 3)))
+
+
+traceable = TraceableGatedNet().eval()
+traced_conv = create_feature_extractor(traceable, ["conv"])(images)["conv"]
+print(traced_conv.shape)
+
+# sphinx_gallery_start_ignore
+# "It traces, and the extractor returns conv's output, torch.Size([4, 8, 64, 64])"
+assert traced_conv.shape == (4, 8, 64, 64)
+from page_checks import assert_no_hooks_left  # docs/_ext: the build's check
+
+assert_no_hooks_left(globals())
+# sphinx_gallery_end_ignore

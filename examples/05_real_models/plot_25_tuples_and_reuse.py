@@ -84,6 +84,22 @@ print("lstm(sequences, initial_state):")
 lstm(sequences, initial_state)
 handle.remove()
 
+# sphinx_gallery_start_ignore
+# "args holds whatever was passed positionally, so the initial state shows up as a second,
+# nested item. The output is (output, (h_n, c_n))": what a hook receives, recorded
+received_calls = []
+handle = lstm.register_forward_hook(lambda m, args, out: received_calls.append((args, out)))
+lstm(sequences)
+lstm(sequences, initial_state)
+handle.remove()
+(args_plain, out_plain), (args_with_state, _) = received_calls
+assert len(args_plain) == 1
+assert len(args_with_state) == 2
+assert args_with_state[1] is initial_state
+assert out_plain[0].shape == (2, 5, 8)
+assert [t.shape for t in out_plain[1]] == [(1, 2, 8), (1, 2, 8)]
+# sphinx_gallery_end_ignore
+
 # %%
 # ``args`` holds whatever was passed positionally, so the initial state shows
 # up as a second, nested item. The output is ``(output, (h_n, c_n))``: the
@@ -92,6 +108,11 @@ handle.remove()
 # ``output`` holds the same numbers as ``h_n``:
 
 print("output[:, -1] equals h_n[0]?", torch.equal(output[:, -1], h_n[0]))
+
+# sphinx_gallery_start_ignore
+# "the last step of output holds the same numbers as h_n"
+assert torch.equal(output[:, -1], h_n[0])
+# sphinx_gallery_end_ignore
 
 # %%
 # A hook written for a tensor fails on the tuple:
@@ -109,6 +130,11 @@ except AttributeError as error:
 finally:
     handle.remove()
 
+# sphinx_gallery_start_ignore
+# "A hook written for a tensor fails on the tuple": it never got to store a value
+assert not hasattr(store_detached, "value")
+# sphinx_gallery_end_ignore
+
 # %%
 # Unpack the output in the hook instead, and store the parts you need. An
 # ``nn.GRU`` has no cell state: its output is ``(output, h_n)``, one level of
@@ -119,6 +145,14 @@ handle = gru.register_forward_hook(show_call)
 print("gru(sequences):")
 gru(sequences)
 handle.remove()
+
+# sphinx_gallery_start_ignore
+# "its output is (output, h_n), one level of tuple only"
+gru_output = gru(sequences)
+assert isinstance(gru_output, tuple)
+assert [type(t) for t in gru_output] == [torch.Tensor, torch.Tensor]
+assert [t.shape for t in gru_output] == [(2, 5, 8), (1, 2, 8)]
+# sphinx_gallery_end_ignore
 
 # %%
 # Same numbers, different tensors
@@ -174,6 +208,16 @@ for read_hidden_state in (True, False):
         per_step = received["sequence"].norm(dim=(0, 2))
         print("  gradient norm per step of the output sequence:", per_step.numpy().round(3))
 
+# sphinx_gallery_start_ignore
+# "When the model reads h_n, the hook on the output sequence never fires ... When it reads
+# output[:, -1], only the last step of the sequence receives a gradient."
+torch.manual_seed(0)
+assert sorted(gradients_reaching_lstm(LastStepClassifier(True))) == ["h_n"]
+assert sorted(received) == ["sequence"]  # the loop's last model reads output[:, -1]
+assert (per_step[:-1] == 0).all()
+assert per_step[-1] > 0
+# sphinx_gallery_end_ignore
+
 # %%
 # When the model reads ``h_n``, the hook on the output sequence never fires:
 # no gradient flows through a tensor that nothing used. When it reads
@@ -191,6 +235,29 @@ handle = model.lstm.register_full_backward_hook(
 )
 model(sequences.clone().requires_grad_())[:, 0].sum().backward()
 handle.remove()
+
+# sphinx_gallery_start_ignore
+# "grad_output has a None in place of (h_n, c_n)"; "without it, the hook fires with
+# grad_input (None,) and a warning"
+full_backward_calls = []
+for needs_grad in (True, False):
+    handle = model.lstm.register_full_backward_hook(
+        lambda module, grad_input, grad_output: full_backward_calls.append(
+            (grad_input, grad_output)
+        )
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model(sequences.clone().requires_grad_(needs_grad))[:, 0].sum().backward()
+    handle.remove()
+    assert any("no inputs require gradients" in str(w.message) for w in caught) != needs_grad
+(grad_input_1, grad_output_1), (grad_input_2, _) = full_backward_calls
+assert grad_output_1[0].shape == (2, 5, 8)
+assert grad_output_1[1] is None
+assert grad_input_1[0] is not None
+assert grad_input_2 == (None,)
+model.zero_grad()
+# sphinx_gallery_end_ignore
 
 # %%
 # Multi-head attention: three inputs, weights or ``None``
@@ -218,6 +285,19 @@ for options in ({}, {"average_attn_weights": False}, {"need_weights": False}):
     attention(tokens, tokens, tokens, **options)
 handle.remove()
 
+# sphinx_gallery_start_ignore
+# "the weights are averaged over the heads unless average_attn_weights=False, and are
+# None when the caller passes need_weights=False"
+attention_outputs = [
+    attention(tokens, tokens, tokens, **options)
+    for options in ({}, {"average_attn_weights": False}, {"need_weights": False})
+]
+assert [values.shape for values, _ in attention_outputs] == [(2, 6, 16)] * 3
+assert attention_outputs[0][1].shape == (2, 6, 6)
+assert attention_outputs[1][1].shape == (2, 4, 6, 6)
+assert attention_outputs[2][1] is None
+# sphinx_gallery_end_ignore
+
 # %%
 # The transformer layers of PyTorch and torchvision call their attention
 # with ``need_weights=False``, so a forward hook on them receives ``None`` for
@@ -231,6 +311,16 @@ handle.remove()
 # its ``forward``: after ``bn1``, and after ``out += identity``. We count the
 # calls with a forward hook on the ``relu`` of the first block of a
 # ``resnet18`` (random weights: this is about mechanics, not meaning).
+
+# sphinx_gallery_start_ignore
+# "The transformer layers of PyTorch and torchvision call their attention with
+# need_weights=False" (the installed sources)
+import inspect
+
+assert "need_weights=False" in inspect.getsource(nn.TransformerEncoderLayer._sa_block)
+encoder_block = torchvision.models.vision_transformer.EncoderBlock
+assert "need_weights=False" in inspect.getsource(encoder_block.forward)
+# sphinx_gallery_end_ignore
 
 torch.manual_seed(0)
 resnet = torchvision.models.resnet18(weights=None, num_classes=5).eval()
@@ -246,6 +336,12 @@ with torch.no_grad():
 handle.remove()
 print("calls of layer1[0].relu per forward pass:", len(relu_outputs))
 print("shapes:", [tuple(t.shape) for t in relu_outputs])
+
+# sphinx_gallery_start_ignore
+# "calls it twice in its forward"; "Both calls return tensors of the same shape"
+assert len(relu_outputs) == 2
+assert relu_outputs[0].shape == relu_outputs[1].shape
+# sphinx_gallery_end_ignore
 
 # %%
 # Both calls return tensors of the same shape, so nothing in the hook tells
@@ -275,6 +371,12 @@ for handle in handles:
     handle.remove()
 print("first call  == input of conv2: ", torch.equal(relu_outputs[0], seen["conv2_input"]))
 print("second call == output of block:", torch.equal(relu_outputs[1], seen["block_output"]))
+
+# sphinx_gallery_start_ignore
+# "We check that ways 1 and 2 agree."
+assert torch.equal(relu_outputs[0], seen["conv2_input"])
+assert torch.equal(relu_outputs[1], seen["block_output"])
+# sphinx_gallery_end_ignore
 
 # %%
 # The two calls look at different things: the first at the block's own
@@ -306,6 +408,12 @@ with ht.capture_activations(resnet, ["layer1.0.relu", "layer1.0"]) as acts, torc
 print("calls:", acts.calls)
 print("kept value is the last call?", torch.equal(acts["layer1.0.relu"], relu_outputs[1]))
 
+# sphinx_gallery_start_ignore
+# "keeps the latest value of each layer and counts every call in calls"
+assert acts.calls == {"layer1.0.relu": 2, "layer1.0": 1}
+assert torch.equal(acts["layer1.0.relu"], relu_outputs[1])
+# sphinx_gallery_end_ignore
+
 # %%
 # The CAM classes need exactly one activation per image. When the target
 # layer runs more than once they use the last call and say so with a
@@ -321,6 +429,17 @@ for warning in caught:
 block_map = ht.GradCAM(resnet, "layer4.1")(images, target=0, raw=True)
 difference = (relu_map - block_map).abs().max().item()
 print(f"max |relu map - block map|: {difference:.1e}")
+
+# sphinx_gallery_start_ignore
+# "they use the last call and say so with a warning, which names the fix: a module that
+# runs once, such as the enclosing block"; "The map of the last call and the map of the
+# block are the same" (exactly: the block returns the second call's output tensor)
+(message,) = [str(w.message) for w in caught if issubclass(w.category, UserWarning)]
+assert "'layer4.1.relu' ran 2 times" in message
+assert "uses its last call" in message
+assert "enclosing block" in message
+assert difference == 0
+# sphinx_gallery_end_ignore
 
 # %%
 # The map of the last call and the map of the block are the same: the block
@@ -341,6 +460,12 @@ print(acts)
 sequence_out, (h_last, c_last) = acts["lstm"]
 print("h_n requires grad?", h_last.requires_grad)
 
+# sphinx_gallery_start_ignore
+# "the LSTM's value keeps its (output, (h_n, c_n)) shape, every tensor detached"
+assert [sequence_out.shape, h_last.shape, c_last.shape] == [(2, 5, 8), (1, 2, 8), (1, 2, 8)]
+assert not any(t.requires_grad for t in (sequence_out, h_last, c_last))
+# sphinx_gallery_end_ignore
+
 # %%
 # :func:`~hooks_tutorial.capture_gradients` works with a single tensor per
 # layer, and says so when the layer returns a tuple. For the gradient of an
@@ -353,6 +478,20 @@ try:
 except TypeError as error:
     print("TypeError:", error)
 print("hooks left on the models:", ht.count_hooks(model).total, ht.count_hooks(resnet).total)
+
+# sphinx_gallery_start_ignore
+# "capture_gradients works with a single tensor per layer, and says so when the layer
+# returns a tuple"
+capture_error = ""
+try:
+    with ht.capture_gradients(model, "lstm"):
+        model(sequences)[:, 0].sum().backward()
+except TypeError as error:
+    capture_error = str(error)
+assert "needs layers whose output is a single tensor" in capture_error, capture_error
+assert ht.count_hooks(model).total == ht.count_hooks(resnet).total == 0
+model.zero_grad()
+# sphinx_gallery_end_ignore
 
 # %%
 # Summary
@@ -383,62 +522,94 @@ print("hooks left on the models:", ht.count_hooks(model).total, ht.count_hooks(r
 # 3. Make ``attention`` return its weights even when the caller passes
 #    ``need_weights=False``, with a forward pre-hook registered with
 #    ``with_kwargs=True``.
+
+# %%
+# .. rst-class:: solution
 #
-# .. dropdown:: Solutions
+# **Solution 1.** ``h_n`` and ``c_n`` are both ``torch.Size([2, 2, 8])``: one
+# row per layer, then the batch and the hidden size. ``output`` is the top
+# layer's hidden state at every step, so its last step equals ``h_n[-1]``,
+# the top layer's row (``True``); the classifier's ``h_n[-1]`` already reads
+# the right row.
+
+deep = nn.LSTM(input_size=4, hidden_size=8, num_layers=2, batch_first=True)
+output, (h_n, c_n) = deep(sequences)
+print(h_n.shape, c_n.shape)
+print(torch.equal(output[:, -1], h_n[-1]))
+
+# sphinx_gallery_start_ignore
+# "both torch.Size([2, 2, 8])"; "its last step equals h_n[-1], the top layer's row"
+assert h_n.shape == c_n.shape == (2, 2, 8)
+assert torch.equal(output[:, -1], h_n[-1])
+# sphinx_gallery_end_ignore
+
+# %%
+# .. rst-class:: solution
 #
-#    .. code-block:: python
+# **Solution 2.** The hook stores both calls under their names, with the
+# shapes printed, and they equal the first and the second call recorded on
+# the page (``True True``). The pre-hook on the block resets the counter
+# before each run of the block, so the names stay right from one forward
+# pass to the next.
+
+named, counter = {}, {"calls": 0}
+
+
+def reset(module, args):
+    counter["calls"] = 0
+
+
+def name_the_call(module, args, output):
+    name = ("after_bn1", "after_add")[counter["calls"]]
+    named[name] = output.detach().clone()
+    counter["calls"] += 1
+
+
+handles = [
+    block.register_forward_pre_hook(reset),
+    block.relu.register_forward_hook(name_the_call),
+]
+with torch.no_grad():
+    resnet(images)
+    resnet(images)  # a second forward pass: the counter starts again at 0
+for handle in handles:
+    handle.remove()
+print({name: tuple(t.shape) for name, t in named.items()})
+print(
+    torch.equal(named["after_bn1"], relu_outputs[0]),
+    torch.equal(named["after_add"], relu_outputs[1]),
+)
+
+# sphinx_gallery_start_ignore
+# "they equal the first and the second call recorded on the page (True True)"; "the names
+# stay right from one forward pass to the next" (two passes ran)
+assert list(named) == ["after_bn1", "after_add"]
+assert torch.equal(named["after_bn1"], relu_outputs[0])
+assert torch.equal(named["after_add"], relu_outputs[1])
+# sphinx_gallery_end_ignore
+
+# %%
+# .. rst-class:: solution
 #
-#       # 1. one row per layer; the last row is the top layer
-#       deep = nn.LSTM(input_size=4, hidden_size=8, num_layers=2, batch_first=True)
-#       output, (h_n, c_n) = deep(sequences)
-#       print(h_n.shape, c_n.shape)  # torch.Size([2, 2, 8]) twice
-#       print(torch.equal(output[:, -1], h_n[-1]))  # True
-#
-#       # 2. name the calls
-#       named, counter = {}, {"calls": 0}
-#
-#       def reset(module, args):
-#           counter["calls"] = 0
-#
-#       def name_the_call(module, args, output):
-#           name = ("after_bn1", "after_add")[counter["calls"]]
-#           named[name] = output.detach().clone()
-#           counter["calls"] += 1
-#
-#       handles = [
-#           block.register_forward_pre_hook(reset),
-#           block.relu.register_forward_hook(name_the_call),
-#       ]
-#       with torch.no_grad():
-#           resnet(images)
-#       for handle in handles:
-#           handle.remove()
-#       print({name: tuple(t.shape) for name, t in named.items()})
-#       print(torch.equal(named["after_bn1"], relu_outputs[0]),
-#             torch.equal(named["after_add"], relu_outputs[1]))
-#
-#       # 3. turn the weights on before the call
-#       def want_weights(module, args, kwargs):
-#           return args, {**kwargs, "need_weights": True}
-#
-#       handle = attention.register_forward_pre_hook(want_weights, with_kwargs=True)
-#       values, weights = attention(tokens, tokens, tokens, need_weights=False)
-#       handle.remove()
-#       print(weights.shape)  # torch.Size([2, 6, 6])
-#
-#    **Answers**
-#
-#    1. ``h_n`` and ``c_n`` are both ``torch.Size([2, 2, 8])``: one row per
-#       layer, then the batch and the hidden size. ``output`` is the top
-#       layer's hidden state at every step, so its last step equals
-#       ``h_n[-1]``, the top layer's row (``True``); the classifier's
-#       ``h_n[-1]`` already reads the right row.
-#    2. The hook stores both calls under their names, with the shapes
-#       printed, and they equal the first and the second call recorded on
-#       the page (``True True``). The pre-hook on the block resets the counter
-#       before each run of the block, so the names stay right from one forward
-#       pass to the next.
-#    3. The pre-hook's keyword arguments replace the caller's
-#       ``need_weights=False``, so the attention returns its weights,
-#       ``torch.Size([2, 6, 6])``: averaged over the heads, since
-#       ``average_attn_weights`` keeps its default ``True``.
+# **Solution 3.** The pre-hook's keyword arguments replace the caller's
+# ``need_weights=False``, so the attention returns its weights,
+# ``torch.Size([2, 6, 6])``: averaged over the heads, since
+# ``average_attn_weights`` keeps its default ``True``.
+
+
+def want_weights(module, args, kwargs):
+    return args, {**kwargs, "need_weights": True}
+
+
+handle = attention.register_forward_pre_hook(want_weights, with_kwargs=True)
+values, weights = attention(tokens, tokens, tokens, need_weights=False)
+handle.remove()
+print(weights.shape)
+
+# sphinx_gallery_start_ignore
+# "the attention returns its weights, torch.Size([2, 6, 6]): averaged over the heads"
+assert weights.shape == (2, 6, 6)
+from page_checks import assert_no_hooks_left  # docs/_ext: the build's check
+
+assert_no_hooks_left(globals())
+# sphinx_gallery_end_ignore
