@@ -608,9 +608,10 @@ assert torch.allclose(by_lambda, why)  # "True"
 # .. rst-class:: solution
 #
 # **Solution 4.** Yes: unlike at ``relu3``, the two maps differ by far more
-# than rounding. From ``relu2`` the score is reached also through ``conv3``,
-# ``bn3`` and ``relu3``, which is not linear, so the gradient's average
-# depends on where the region is, not only on its size.
+# than rounding. From ``relu2`` the score is reached also through ``pool2``
+# (a max pooling), ``conv3``, ``bn3`` and ``relu3``, which is not linear, so
+# the gradient's average depends on where the region is, not only on its
+# size.
 
 cam2 = ht.GradCAM(segmenter, "encoder.relu2")
 predicted_region = cam2(image, target=ht.SegmentationTarget(second))[0]
