@@ -366,7 +366,7 @@ plt.show()
 #
 # **Solution 1.** A callback is a class with the methods it needs, here
 # ``on_batch_end``. It prints every 5th of the epoch's 16 batches. From
-# scratch, the losses stay close to 1.609, the cross-entropy of a uniform
+# scratch, the losses settle near 1.609, the cross-entropy of a uniform
 # guess over 5 classes: after one epoch the network does no better than
 # guessing.
 
@@ -388,7 +388,7 @@ print("batches per epoch:", math.ceil(len(train) / 64))
 print(f"loss of a uniform guess over 5 classes: {math.log(5):.3f}")
 
 # sphinx_gallery_start_ignore
-# "the losses stay close to 1.609": every printed loss within 0.25 of log(5) and the last
+# "the losses settle near 1.609": every printed loss within 0.25 of log(5) and the last
 # within 0.1 (one epoch from scratch; other CPUs change the third decimal, not this)
 assert all(abs(loss - math.log(5)) < 0.25 for loss in printer.losses), printer.losses
 assert abs(printer.losses[-1] - math.log(5)) < 0.1, printer.losses
@@ -401,9 +401,9 @@ assert abs(printer.losses[-1] - math.log(5)) < 0.1, printer.losses
 # for two epochs (``patience=2``), and keep the weights of their best epoch. The new ``fc`` on
 # the frozen blocks improves for many epochs and ends far above chance. The
 # run from scratch stops after a few epochs at chance level (about 0.2 for
-# 5 classes), with a training accuracy not much better. Early stopping judges
-# nothing but the number it watches: it cannot tell a slow start from a dead
-# end. The conv blocks of the pretrained model were learned from the recipe's
+# 5 classes), while its training accuracy has already begun to rise above
+# chance. Early stopping judges nothing but the number it watches: it cannot
+# tell a slow start from a dead end. The conv blocks of the pretrained model were learned from the recipe's
 # larger data set over more epochs; this page reuses them and trains only
 # ``fc``.
 
@@ -442,9 +442,12 @@ assert head_stop.best_epoch > scratch_stop.best_epoch
 assert head_stop.best > 0.8
 assert scratch_stop.stopped_epoch <= 8
 # "at chance level (about 0.2)": within 0.1 of 0.2 (250 validation images; runs on other
-# CPUs printed 0.252 and 0.256); "a training accuracy not much better": below 0.5
+# CPUs printed 0.252 and 0.256); "its training accuracy has already begun to rise above
+# chance": above 0.25 (0.381 and 0.385 on two CPUs, 0.504 with OMP_NUM_THREADS=1 and
+# ATEN_CPU_CAPABILITY=default, where the run stops at epoch 6; on 1000 training images a
+# chance-level accuracy stays within about 0.03 of 0.2)
 assert abs(scratch_stop.best - 0.2) < 0.1
-assert scratch_run["accuracy"][-1] < 0.5
+assert scratch_run["accuracy"][-1] > 0.25
 # sphinx_gallery_end_ignore
 
 # %%

@@ -212,11 +212,13 @@ assert (cam_raw / Z - grad_cam_raw).abs().max() < 1e-6
 # Layer-CAM, only see each channel's maximum, so their raw maps (before
 # upsampling) are nonzero at fewer positions than Grad-CAM's:
 
-above_zero = {}
+above_zero, raw_maps = {}, {}
 for name in ("Grad-CAM", "XGrad-CAM", "Grad-CAM++", "HiResCAM", "Layer-CAM"):
-    raw = methods[name](images, raw=True)
-    above_zero[name] = (raw > 0).float().sum(dim=(1, 2)).mean()
+    raw_maps[name] = methods[name](images, raw=True)
+    above_zero[name] = (raw_maps[name] > 0).float().sum(dim=(1, 2)).mean()
     print(f"{name:>10}: {above_zero[name]:5.1f} of {Z} positions above zero, on average")
+at_zero = int((raw_maps["Grad-CAM++"] == 0).sum())
+print(f"Grad-CAM++ at zero: {at_zero} of {raw_maps['Grad-CAM++'].numel()} positions in all")
 
 # sphinx_gallery_start_ignore
 # "HiResCAM and Layer-CAM ... are nonzero at fewer positions than Grad-CAM's" (13.0 and
@@ -229,6 +231,7 @@ assert above_zero["Layer-CAM"] < above_zero["Grad-CAM"]
 # positive weight is active, are zero; the printed 64.0 is rounded)
 assert ht.GradCAMPlusPlus(model, "relu3", relu=False)(images, raw=True).min() >= 0
 assert above_zero["Grad-CAM++"] > 0.99 * Z
+assert at_zero < 0.01 * raw_maps["Grad-CAM++"].numel()
 # sphinx_gallery_end_ignore
 
 # %%
@@ -236,7 +239,8 @@ assert above_zero["Grad-CAM++"] > 0.99 * Z
 # channel its weights :math:`w_k = \operatorname{ReLU}(g) / (2 + g \sum A^k)`
 # are never negative, so the weighted sum of the (non-negative) activations
 # is positive wherever a channel with a positive weight is active, and that
-# is nearly every position (the average above is rounded).
+# is nearly every position (the last line counts the exceptions; the average
+# above is rounded).
 #
 # Two sign conventions can be checked too. HiResCAM's signed map
 # (``relu=False``) adds up, over the positions, to the layer's first-order
