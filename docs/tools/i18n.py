@@ -372,6 +372,18 @@ def message_problems(message: Message, terms: Iterable[Term]) -> list[str]:
     return problems
 
 
+# pydata-sphinx-theme's own zh catalog leaves these untranslated; Sphinx reads the
+# project's "sphinx" catalog before the theme's, so they are translated there. The
+# gettext builder does not extract templates, so `sphinx-intl update` marks them
+# obsolete: `fill` keeps them.
+THEME_STRINGS = {
+    "Collapse Sidebar": "收起侧边栏",
+    "Expand Sidebar": "展开侧边栏",
+    "Color mode": "颜色模式",
+    "System Settings": "跟随系统设置",
+}
+
+
 def fill(locale_dir: Path) -> int:
     changed = 0
     for po in sorted(locale_dir.rglob("*.po")):
@@ -382,6 +394,11 @@ def fill(locale_dir: Path) -> int:
         if catalog.obsolete:  # messages the pages no longer have (sphinx-intl keeps them)
             catalog.obsolete.clear()
             dirty = True
+        if po.name == "sphinx.po":
+            for msgid, msgstr in THEME_STRINGS.items():
+                if catalog.get(msgid) is None or catalog[msgid].string != msgstr:
+                    catalog.add(msgid, msgstr)
+                    dirty = True
         # docstrings stay English (the API reference): keep them out of the catalogs
         for message in [m for m in catalog if m.id and _docstring_only(m)]:
             del catalog[message.id]
