@@ -336,23 +336,35 @@ for name, layer_logits in lens.items():
         subject_probability[name].mean().item(),
         ((top == test.answers) | (top == test.subjects)).float().mean().item(),
     )
-# "Embeddings ... the same one for all 500 sentences ... near chance (one name in 16)"
+# "Embeddings ... the same one for all 500 sentences ... near chance (one name in 16)": the
+# accuracy is the share of answers that are that one name, a draw of 500 sentences with
+# p = 1/16 (spread 0.011); 0.045 is 4 spreads, for another draw of the test sentences
 assert counts.tolist() == [500], counts
-assert abs(table["embeddings"][0] - 1 / 16) < 0.03, table["embeddings"]
+assert abs(table["embeddings"][0] - 1 / 16) < 0.045, table["embeddings"]
 # "After block 0. ... one of the sentence's two names in most sentences, but it is the
 # answer in less than half of them: about as often as the subject. The two probabilities
-# are nearly equal and the mean logit difference is close to zero."
+# are nearly equal and the mean logit difference is close to zero." Float sums move only
+# the last digits; the bounds are wide enough for another draw of the 500 test sentences
+# (a torch version may draw others): over 100 other draws these statistics spread by
+# 0.014 (top = A or B, mean 0.82), 0.021 (accuracy, mean 0.40), 0.020 (p(answer) -
+# p(subject), mean -0.008) and 0.14 (logit difference, mean -0.05), and each bound is 4
+# spreads from the mean or more; "nearly equal" and "close to zero" are next to block 1's
+# 0.93 and above 4. "About as often as the subject": among the sentences whose top token
+# is one of the two names (about 410), the answer's share is within 0.1 of one half, about 4
+# spreads of as many coin tosses (0.49 in the builds so far).
 accuracy_0, logit_diff_0, p_answer_0, p_subject_0, either_0 = table["block 0"]
 assert either_0 > 0.75, table["block 0"]
 assert accuracy_0 < 0.5, table["block 0"]
-assert abs(accuracy_0 - (either_0 - accuracy_0)) < 0.05, table["block 0"]
-assert abs(p_answer_0 - p_subject_0) < 0.02, table["block 0"]
-assert abs(logit_diff_0) < 0.2, table["block 0"]
-# "After block 1. The answer wins in every sentence with a mean logit difference above 5
+assert abs(accuracy_0 / either_0 - 0.5) < 0.1, table["block 0"]
+assert abs(p_answer_0 - p_subject_0) < 0.08, table["block 0"]
+assert abs(logit_diff_0) < 0.6, table["block 0"]
+# "After block 1. The answer wins in every sentence with a mean logit difference above 4
 # ... Block 2 adds confidence (a larger logit difference and probability), not accuracy."
-# (5.18 and 6.82 in the builds so far: float sums move the last digits, not these bounds)
+# (5.18 and 6.82 in the builds so far; over 100 other draws of the test sentences the
+# logit difference after block 1 has mean 5.25 and spread 0.06, so "above 4" holds by
+# 20 spreads, where "above 5" held by 3 to 4)
 assert table["block 1"][0] == table["block 2"][0] == 1.0, table
-assert 5 < table["block 1"][1] < table["block 2"][1], table
+assert 4 < table["block 1"][1] < table["block 2"][1], table
 assert table["block 1"][2] < table["block 2"][2], table
 # sphinx_gallery_end_ignore
 
@@ -432,17 +444,23 @@ for name in layer_names:
     p_right = lens[name].softmax(-1).gather(-1, next_tokens[..., None])[..., 0]
     after_comma = predicted[:, comma]
     comma_is_a_name = ((after_comma == test.answers) | (after_comma == test.subjects)).float()
-    # "The words drawn at random are no better than chance at any layer" (0.01: 2000
-    # draws of a fraction near 0.095 spread by about 0.007)
-    assert right[:, random_words].mean() <= chance + 0.01, (name, right[:, random_words].mean())
+    # "The words drawn at random are no better than chance at any layer" (0.03: 2000
+    # draws of a fraction near 0.095 spread by about 0.007, and 0.03 is 4 of those; 0.01
+    # failed on some other draws of the test sentences)
+    assert right[:, random_words].mean() <= chance + 0.03, (name, right[:, random_words].mean())
     if name == "embeddings":
         continue
     # "the words of the template are read from block 0 on (accuracy above 0.95 ...)"
     assert right[:, template].mean() > 0.95, (name, right[:, template].mean())
-    # "After the comma, the top token is one of the two names from block 0 on, the right
-    # one about half of the time"
-    assert comma_is_a_name.mean() > 0.95, (name, comma_is_a_name.mean())
-    assert 0.45 < right[:, comma].mean() < 0.55, (name, right[:, comma].mean())
+    # "After the comma, from block 0 on, the top token is one of the two names in almost
+    # every sentence" (0.956 after block 0 in the builds so far, 0.938 to 0.956 on other
+    # draws of the test sentences, where 0.95 failed; 0.9 is about 5 spreads of 500
+    # sentences away), "and the right one about half of the time": the subject is either
+    # name by a fair coin, drawn apart from the names, so the right share is a draw of 500
+    # coin tosses around half the "top = A or B" share (0.48 to 0.5), spread 0.022; 0.38
+    # and 0.62 are 4 spreads away or more (0.45 and 0.55 failed on some other draws)
+    assert comma_is_a_name.mean() > 0.9, (name, comma_is_a_name.mean())
+    assert 0.38 < right[:, comma].mean() < 0.62, (name, right[:, comma].mean())
     if name != "block 0":
         # "... with a probability above 0.99 for the right word after block 1)"
         assert right[:, template].mean() == 1.0, name
@@ -505,7 +523,7 @@ plt.show()
 #   mean logit difference is close to zero. The two names can be read at the
 #   last position, but nothing has chosen between them yet.
 # - **After block 1.** The answer wins in every sentence (accuracy 1) with a
-#   mean logit difference above 5: block 1 chooses. Block 2 adds confidence
+#   mean logit difference above 4: block 1 chooses. Block 2 adds confidence
 #   (a larger logit difference), not accuracy.
 #
 # The figures show the same. The answer's probability rises between block
@@ -517,9 +535,9 @@ plt.show()
 # on (accuracy above 0.95, and after block 1 every one, with a probability
 # above 0.99). The words
 # drawn at random are no better than chance at any layer (chance 0.095).
-# After the comma, the top token is one of the two names from block 0 on,
-# the right one about half of the time: the subject is not known before the
-# model reads it.
+# After the comma, from block 0 on, the top token is one of the two names
+# in almost every sentence, and the right one about half of the time: the
+# subject is not known before the model reads it.
 #
 # What the logit lens can and cannot tell
 # ---------------------------------------
@@ -638,9 +656,9 @@ assert lm.decode(generated[0]).endswith("gave a key to Tom .")
 # %%
 # .. rst-class:: solution
 #
-# **Solution 3.** The cheap tuned lens does better than the plain lens of
-# block 0 on both counts, but it is still close to a coin toss between the two
-# names. A trained lens reads what a layer holds better, but not more than it
+# **Solution 3.** The cheap tuned lens picks the answer more often than the
+# plain lens of block 0, but it is still close to a coin toss between the two
+# names, with a mean logit difference far below block 1's. A trained lens reads what a layer holds better, but not more than it
 # holds: after block 0 the last position holds at most a trace of which name
 # was repeated, which reaches it only in the next block (page 35).
 
@@ -653,14 +671,21 @@ test_inputs = torch.cat([residuals["block 0"][:, -1], torch.ones(len(test), 1)],
 with torch.no_grad():
     tuned = accuracy_and_logit_diff(logit_lens(test_inputs @ translator))
     plain = accuracy_and_logit_diff(lens["block 0"][:, -1])
+    after_1 = accuracy_and_logit_diff(lens["block 1"][:, -1])
 print("block 0, plain lens: accuracy {:.3f}, logit diff {:.2f}".format(*plain))
 print("block 0, tuned lens: accuracy {:.3f}, logit diff {:.2f}".format(*tuned))
+print("block 1, plain lens: accuracy {:.3f}, logit diff {:.2f}".format(*after_1))
 
 # sphinx_gallery_start_ignore
-# "better ... on both counts, but still close to a coin toss": accuracy below 0.6 and a
-# logit difference below 0.5 (0.544 and 0.20 in the builds so far, against 0.402 and 0.04)
-assert plain[0] < tuned[0] < 0.6, (plain, tuned)
-assert plain[1] < tuned[1] < 0.5, (plain, tuned)
+# "picks the answer more often than the plain lens ..., but still close to a coin toss
+# ..., with a mean logit difference far below block 1's": accuracy above the plain
+# lens's and below 0.7, a logit difference below 1 (0.544 and 0.20 in the builds so far,
+# against 0.402 and 0.04). Over 100 other draws of the training and test sentences: the
+# accuracy 0.557 (spread 0.023), 0.15 above the plain lens (spread 0.026); the logit
+# difference 0.29 (spread 0.11), 0.33 above the plain lens's but with a spread of 0.13, so
+# "better on both counts" and the former bounds 0.6 and 0.5 failed on some draws.
+assert plain[0] < tuned[0] < 0.7, (plain, tuned)
+assert tuned[1] < 1 < after_1[1], (tuned, after_1)
 # "which reaches it in block 1 (page 35)": page 35 checks that the clean and corrupted
 # residuals at the last position differ far less after block 0 than after block 1
 from page_checks import assert_no_hooks_left  # docs/_ext: the build's check

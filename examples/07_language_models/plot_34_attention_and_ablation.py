@@ -359,24 +359,40 @@ print("hooks left on the model:", ht.count_hooks(model).total)
 # sphinx_gallery_start_ignore
 assert ht.count_hooks(model).total == 0
 assert (results["mean"][0][1, 3], results["mean"][1][1, 3]) == direct_mean_ablation
+# The ablation checks of this page hold for another draw of the test and reference
+# sentences too (a torch version may draw others; float sums move only the last digits):
+# over 100 other draws of 500 sentences, each statistic's mean and spread are quoted, and
+# each bound is at least 4 spreads away from the mean.
 for kind in ("zero", "mean"):
     difference, accuracy = results[kind]
     # "without block 1, head 3 the mean logit difference falls to about zero and the
-    # accuracy to about one half, with either kind of ablation"
-    assert abs(difference[1, 3]) < 0.5, (kind, difference)
-    assert 0.4 < accuracy[1, 3] < 0.6, (kind, difference)
-    # "Every other head can go alone at a small cost": within 0.5 of the clean logit
-    # difference, accuracy at least 0.93 (zero ablation of 1.1: 6.44 and 0.932 so far)
+    # accuracy to about one half, with either kind of ablation": about zero next to the
+    # clean 6.8 (-0.13 and -0.16 on average, spread 0.15 and 0.11; 0.5 failed on some
+    # draws), accuracy 0.48 and 0.46 on average, spread 0.024
+    assert abs(difference[1, 3]) < 1, (kind, difference)
+    assert 0.35 < accuracy[1, 3] < 0.65, (kind, accuracy)
+    # "Every other head can go alone at a small cost": within 1 of the clean logit
+    # difference and an accuracy above 0.88, against about 0 and 0.5 without head 1.3.
+    # The worst is zero ablation of 1.1 (6.44 and 0.932 in the builds so far; over other
+    # draws its accuracy averages 0.93 with spread 0.010, so a bound of 0.93 failed on
+    # half of them; the largest loss of logit difference averages 0.43, spread 0.09)
     others = [(b, h) for b in range(3) for h in range(4) if (b, h) != (1, 3)]
-    assert all(difference[bh] > clean_difference - 0.5 for bh in others), (kind, difference)
-    assert all(accuracy[bh] >= 0.93 for bh in others), (kind, accuracy)
-# "For heads 1.0 and 1.1 ... zero ablation costs them logit difference and accuracy, mean
-# ablation costs almost nothing" (the section after next)
+    assert all(difference[bh] > clean_difference - 1 for bh in others), (kind, difference)
+    assert all(accuracy[bh] > 0.88 for bh in others), (kind, accuracy)
+# "For heads 1.0 and 1.1 ... zero ablation costs them more logit difference and accuracy
+# than mean ablation, which costs almost nothing" (the section after next). Compared on
+# the same sentences, mean minus zero ablation is 0.58 and 0.54 in logit difference
+# (spread 0.03 and 0.05) and 0.034 and 0.044 in accuracy (spread 0.007 and 0.009); mean
+# ablation is 0.19 and 0.20 above the clean logit difference (spread 0.06 and 0.09) with
+# an accuracy of 0.996 and 0.975 (spread 0.003 and 0.007). Each alone against the clean
+# run moves too much from draw to draw to be claimed.
 for head in (0, 1):
-    assert results["zero"][0][1, head] < clean_difference - 0.25, results["zero"]
-    assert results["zero"][1][1, head] < 0.97, results["zero"]
-    assert results["mean"][0][1, head] >= clean_difference, results["mean"]
-    assert results["mean"][1][1, head] >= 0.98, results["mean"]
+    zero_difference, zero_accuracy = results["zero"][0][1, head], results["zero"][1][1, head]
+    mean_difference, mean_accuracy = results["mean"][0][1, head], results["mean"][1][1, head]
+    assert mean_difference - zero_difference > 0.3, (head, zero_difference, mean_difference)
+    assert mean_accuracy > zero_accuracy, (head, zero_accuracy, mean_accuracy)
+    assert mean_difference > clean_difference - 0.3, (head, mean_difference)
+    assert mean_accuracy > 0.94, (head, mean_accuracy)
 # sphinx_gallery_end_ignore
 
 # %%
@@ -437,11 +453,13 @@ print(f"block 1, head 3 reads S at the last position: {last_row[1 * 4 + 3, 10]:.
 
 # sphinx_gallery_start_ignore
 # "the model still answers with a name from the sentence (almost always), but it names
-# the subject about half of the time"
+# the subject about half of the time" (over other draws: 0.976 and 1.000, spread 0.007;
+# the subject 0.50 and 0.54, spread 0.024)
 for kind, (in_sentence, subject) in answered.items():
-    assert in_sentence >= 0.95, (kind, in_sentence, subject)
-    assert 0.4 <= subject <= 0.6, (kind, in_sentence, subject)
-assert min(others.values()) > 6  # "Every other head can go alone at a small cost"
+    assert in_sentence > 0.93, (kind, in_sentence, subject)
+    assert 0.35 < subject < 0.65, (kind, in_sentence, subject)
+# "Every other head can go alone at a small cost" (the bound of the table's check)
+assert min(others.values()) > clean_difference - 1
 # sphinx_gallery_end_ignore
 
 # %%
@@ -460,8 +478,8 @@ assert min(others.values()) > 6  # "Every other head can go alone at a small cos
 # -----------------------------------
 #
 # For head 1.3 both kinds agree. For heads 1.0 and 1.1 they do not: zero
-# ablation costs them logit difference and accuracy, mean ablation costs
-# almost nothing. The reason is that a head's output has an average part, the
+# ablation costs them more logit difference and accuracy than mean ablation,
+# which costs almost nothing. The reason is that a head's output has an average part, the
 # same in every sentence, and zero ablation removes it too. The layers after
 # the head were trained with that average always present; without it the
 # residual stream sits where it never sat in training. The loss that zero
@@ -498,21 +516,23 @@ for block, head in [(1, 0), (1, 1), (1, 3)]:
     print(f" {block}.{head} {zero:14.2f} {mean:14.2f} {shifted:18.2f}")
 
 # sphinx_gallery_start_ignore
-# "For heads 1.0 and 1.1, removing only the mean costs about as much as zero ablation,
-# while mean ablation ... costs nothing"; "Head 1.3 loses far more under either ablation
-# than when only its mean is removed"
+# "For heads 1.0 and 1.1, removing only the mean costs them logit difference, while mean
+# ablation ... costs nothing"; "Head 1.3 loses far more under either ablation than when
+# only its mean is removed". Over other draws, removing the mean costs 0.47 and 0.31
+# (spread 0.03 and 0.04), and mean ablation is 0.19 and 0.20 above the clean run; zero
+# ablation's own cost moves too much to compare with it ("about as much as zero
+# ablation" held by 0.15 in the builds but failed on some other draws)
 for head in (0, 1):
     zero, mean, shifted = mean_removed[1, head]
-    assert shifted < clean_difference - 0.25, mean_removed
-    assert abs(shifted - zero) < 0.15, mean_removed
-    assert mean >= clean_difference, mean_removed
+    assert shifted < clean_difference - 0.15, mean_removed
+    assert mean > clean_difference - 0.3, mean_removed
 zero, mean, shifted = mean_removed[1, 3]
 assert shifted - max(zero, mean) > 3, mean_removed
 # sphinx_gallery_end_ignore
 
 # %%
-# For heads 1.0 and 1.1, removing only the mean costs about as much as zero
-# ablation, while mean ablation, which removes only what varies, costs
+# For heads 1.0 and 1.1, removing only the mean costs them logit
+# difference, while mean ablation, which removes only what varies, costs
 # nothing: their zero-ablation loss was the damage of a missing constant, not
 # lost information. Head 1.3 loses far more under either ablation than when
 # only its mean is removed: what it carries is information about the
@@ -600,14 +620,14 @@ assert all(isinstance(block.attn.softmax, torch.nn.Softmax) for block in model.b
 # .. rst-class:: solution
 #
 # **Solution 1.** The mean logit difference falls to about zero and the
-# accuracy below one half: the same verdict as zero and mean ablation, head
-# 1.3 carries the answer. The accuracy is even lower than with the other two
-# kinds, because a real output of the head, taken from another sentence,
-# carries that sentence's names: most of the answers that are neither name of
-# the sentence are the other sentence's answer, and in the 33 sentences whose
-# answer is the other sentence's subject, the model almost never gives the
-# right answer. The output does not only lack this sentence's answer, it
-# points to another one.
+# accuracy to about one half or less: the same verdict as zero and mean
+# ablation, head 1.3 carries the answer. The errors differ, though: a real
+# output of the head, taken from another sentence, carries that sentence's
+# names. More answers are neither name of the sentence than with the other
+# two kinds, and most of them are the other sentence's answer; in the
+# sentences whose answer is the other sentence's subject, the model almost
+# never gives the right answer. The output does not only lack this
+# sentence's answer, it points to another one.
 
 
 def resample_head(head):
@@ -642,17 +662,21 @@ print(
 )
 
 # sphinx_gallery_start_ignore
-# "falls to about zero and the accuracy below one half ... even lower than with the other
-# two kinds" (-0.31 and 0.384 in the builds so far, against 0.508 and 0.466)
-assert abs(difference) < 0.5, (difference, accuracy)
-assert accuracy < 0.5, (difference, accuracy)
-assert accuracy < min(results["zero"][1][1, 3], results["mean"][1][1, 3]), accuracy
-# "most of the answers that are neither name ... are the other sentence's answer" (52 of
-# 59 so far), and such answers are far more frequent than with the other two kinds
-assert (neither & (predicted == donor_answer)).sum() > 0.8 * neither.sum(), neither.sum()
-assert all(neither.float().mean() > 2 * (1 - answered[kind][0]) for kind in answered)
-# "in the 33 sentences ... almost never gives the right answer" (0.061 so far)
-assert hit.sum() == 33, hit_accuracy
+# "falls to about zero and the accuracy to about one half or less" (-0.31 and 0.384 in the
+# builds so far; over 100 other draws -0.12 and 0.43 on average, spread 0.14 and 0.023).
+# The accuracy was lower than with the other two kinds in the builds (0.384 against 0.466)
+# but not on many other draws (0.025 lower on average, spread 0.026): not claimed.
+assert abs(difference) < 1, (difference, accuracy)
+assert 0.3 < accuracy < 0.6, (difference, accuracy)
+# "More answers are neither name of the sentence than with the other two kinds (0.097
+# against 0.024 and 0, spread 0.013), and most of them are the other sentence's answer"
+# (52 of 59 so far; 0.86 on average, spread 0.05)
+assert all(neither.float().mean() > 1 - answered[kind][0] for kind in answered)
+assert (neither & (predicted == donor_answer)).sum() > 0.5 * neither.sum(), neither.sum()
+# "in the sentences whose answer is the other sentence's subject, the model almost never
+# gives the right answer" (0.061 so far; 0.03 on average, spread 0.027, over 20 to 44
+# such sentences)
+assert hit.sum() >= 10, hit.sum()
 assert hit_accuracy < 0.2, hit_accuracy
 # sphinx_gallery_end_ignore
 
@@ -693,16 +717,17 @@ print(
 assert accuracy < alone.min() - 0.05, (accuracy, alone)
 assert difference > clean_difference, difference
 # "Most of the wrong answers are a name that is not in the sentence at all; very few are
-# the subject" (80 and 2 of 90 so far)
-assert elsewhere.sum() > 0.8 * wrong.sum(), (elsewhere.sum(), wrong.sum())
-assert (predicted == test.subjects).sum() < 0.05 * wrong.sum()
+# the subject" (80 and 2 of 90 so far; over 100 other draws 0.91 and 0.016 of the wrong
+# answers on average, spread 0.03 and 0.013)
+assert elsewhere.sum() > 0.7 * wrong.sum(), (elsewhere.sum(), wrong.sum())
+assert (predicted == test.subjects).sum() < 0.1 * wrong.sum()
 # sphinx_gallery_end_ignore
 
 # %%
 # .. rst-class:: solution
 #
 # **Solution 3.** At the last position only, the logit difference falls to
-# about zero and the accuracy below one half: the whole loss. At every
+# about zero and the accuracy to about one half: the whole loss. At every
 # position but the last, nothing is lost: every answer stays right. The head
 # does its work at the last position, where the answer is computed, and there
 # it reads the subject, as its attention pattern showed.
@@ -721,11 +746,12 @@ for label, positions in [("last only", [14]), ("all but last", list(range(14)))]
     print(f"mean ablation of 1.3, {label}: {difference:.2f}, accuracy {accuracy:.3f}")
 
 # sphinx_gallery_start_ignore
-# "about zero and ... below one half" (-0.17 and 0.462 so far); "nothing is lost: every
-# answer stays right" (6.83 against the clean 6.82 so far)
+# "about zero and ... about one half" (-0.17 and 0.462 so far; over 100 other draws -0.16
+# and 0.46 on average, spread 0.11 and 0.022, up to 0.518: "below one half" failed);
+# "nothing is lost: every answer stays right" (6.83 against the clean 6.82 so far)
 difference, accuracy = by_positions["last only"]
-assert abs(difference) < 0.5, by_positions
-assert accuracy < 0.5, by_positions
+assert abs(difference) < 1, by_positions
+assert 0.35 < accuracy < 0.65, by_positions
 difference, accuracy = by_positions["all but last"]
 assert difference > clean_difference - 0.1, by_positions
 assert accuracy == 1.0, by_positions

@@ -122,9 +122,11 @@ print("hooks left on the model:", ht.count_hooks(model))
 # "on the chapter's model and 500 test sentences"; "the heads side by side, 16 columns each"
 assert len(data) == 500
 assert model.blocks[LAYER].attn.n_heads * D_HEAD == model.embed.embedding_dim
-# "zeroing its output ... removes almost all of the difference" (6.82 -> 0.01 so far)
+# "zeroing its output ... removes almost all of the difference" (6.82 -> 0.01 so far; on
+# 100 other draws of the 500 sentences -0.13 on average with a spread of 0.15, down to
+# -0.62, so 5% of the clean difference failed on some draws; 15% is 1.0, 6 spreads)
 assert logit_difference(clean_logits) > 5
-assert abs(logit_difference(ablated_logits)) < 0.05 * logit_difference(clean_logits)
+assert abs(logit_difference(ablated_logits)) < 0.15 * logit_difference(clean_logits)
 assert not ht.count_hooks(model)
 # sphinx_gallery_end_ignore
 
