@@ -152,7 +152,8 @@ def docs(session: nox.Session) -> None:
     any page again: every page's HTML and downloads (tests/site), and the docs
     tooling (tests/docs).
     """
-    install(session, "docs", "test", "peers")  # page 17's hidden checks compare with pytorch-grad-cam
+    # page 17's hidden checks compare with pytorch-grad-cam (the peers group)
+    install(session, "docs", "test", "peers")
     session.env["PYTHONHASHSEED"] = "0"
     sphinx(session, "html", "en")
     sphinx(session, "gettext", "gettext")
@@ -245,7 +246,8 @@ def translations(session: nox.Session) -> None:
     again), and ``sphinx-intl update`` would then mark their translations
     obsolete.
     """
-    install(session, "docs", "peers")  # page 17's hidden checks compare with pytorch-grad-cam
+    # page 17's hidden checks compare with pytorch-grad-cam (the peers group)
+    install(session, "docs", "peers")
     session.env["PYTHONHASHSEED"] = "0"
     for made in (BUILD, DOCS / "auto_examples", DOCS / "gen_modules", DOCS / "generated"):
         shutil.rmtree(made, ignore_errors=True)
