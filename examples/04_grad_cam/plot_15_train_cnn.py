@@ -397,15 +397,15 @@ assert abs(printer.losses[-1] - math.log(5)) < 0.1, printer.losses
 # %%
 # .. rst-class:: solution
 #
-# **Solution 2.** Both runs stop when the validation accuracy has not improved
-# for two epochs (``patience=2``), and keep the weights of their best epoch. The new ``fc`` on
-# the frozen blocks improves for many epochs and ends far above chance. The
-# run from scratch stops after a few epochs at chance level (about 0.2 for
-# 5 classes), while its training accuracy has already begun to rise above
-# chance. Early stopping judges nothing but the number it watches: it cannot
-# tell a slow start from a dead end. The conv blocks of the pretrained model were learned from the recipe's
-# larger data set over more epochs; this page reuses them and trains only
-# ``fc``.
+# **Solution 2.** Each run stops once the validation accuracy has not improved
+# for two epochs (``patience=2``), and keeps the weights of its best epoch; the
+# lines below show when. The new ``fc`` on the frozen blocks improves for many
+# epochs and ends far above chance (0.2 for 5 classes). The run from scratch
+# stops with a far lower validation accuracy, while its training accuracy has
+# begun to rise above chance. Early stopping judges nothing but the number it
+# watches: it cannot tell a slow start from a dead end. The conv blocks of the
+# pretrained model were learned from the recipe's larger data set over more
+# epochs; this page reuses them and trains only ``fc``.
 
 head_only = ht.SimpleCNN(channels=config.channels, pool=config.pool, seed=config.seed)
 head_only.load_state_dict(pretrained_model.state_dict())
@@ -434,19 +434,21 @@ print("chance level for 5 classes:", 1 / 5)
 # sphinx_gallery_start_ignore
 head_stop, head_run = stoppers["new fc, frozen blocks"]
 scratch_stop, scratch_run = stoppers["from scratch"]
-# "both runs stop when the validation accuracy has not improved for 2 epochs"
-assert head_stop.stopped_epoch - head_stop.best_epoch == 2
-assert scratch_stop.stopped_epoch - scratch_stop.best_epoch == 2
-# "improves for many epochs and ends far above chance"; "stops after a few epochs"
-assert head_stop.best_epoch > scratch_stop.best_epoch
+# "Each run stops once the validation accuracy has not improved for two epochs ... and
+# keeps the weights of its best epoch" (a run that improves to the end stops at the
+# 20-epoch limit, with stopped_epoch 0)
+for stop in (head_stop, scratch_stop):
+    assert stop.stopped_epoch in (0, stop.best_epoch + 2), (stop.stopped_epoch, stop.best_epoch)
+# "improves for many epochs and ends far above chance": best after epoch 5, above 0.8
+# (0.940 in the builds so far; 250 validation images)
+assert head_stop.best_epoch > 5
 assert head_stop.best > 0.8
-assert scratch_stop.stopped_epoch <= 8
-# "at chance level (about 0.2)": within 0.1 of 0.2 (250 validation images; runs on other
-# CPUs printed 0.252 and 0.256); "its training accuracy has already begun to rise above
-# chance": above 0.25 (0.381 and 0.385 on two CPUs, 0.504 with OMP_NUM_THREADS=1 and
-# ATEN_CPU_CAPABILITY=default, where the run stops at epoch 6; on 1000 training images a
-# chance-level accuracy stays within about 0.03 of 0.2)
-assert abs(scratch_stop.best - 0.2) < 0.1
+# "stops with a far lower validation accuracy": at least 0.2 lower. From scratch, the run
+# is a race between a slow start and the patience: the builds so far stopped it at epochs
+# 4 to 6 at 0.25 to 0.26, but with OMP_NUM_THREADS=1 one run started learning and went on
+# longer; "its training accuracy has begun to rise above chance": above 0.25 (0.381 and
+# 0.504 seen; on 1000 training images chance stays within about 0.03 of 0.2)
+assert scratch_stop.best < head_stop.best - 0.2, (scratch_stop.best, head_stop.best)
 assert scratch_run["accuracy"][-1] > 0.25
 # sphinx_gallery_end_ignore
 
