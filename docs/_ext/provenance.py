@@ -26,11 +26,11 @@ from typing import Any
 
 LINES = {
     "en": (
-        "This page's outputs come from a run with Python {python}, torch {torch} and "
-        "torchvision {torchvision}: {time}{memory}."
+        "This page's outputs come from a run on the CPU with Python {python}, torch {torch} "
+        "and torchvision {torchvision}: {time}{memory}."
     ),
     "zh_CN": (
-        "本页的输出来自一次运行：Python {python}、torch {torch}、torchvision {torchvision}，"
+        "本页的输出来自一次在 CPU 上的运行：Python {python}、torch {torch}、torchvision {torchvision}，"
         "用时{time}{memory}。"
     ),
 }
@@ -119,7 +119,11 @@ def line(data: dict[str, Any], language: str) -> str:
     # a run shorter than 0.05 s would read "0.0 s"; say what is known instead
     took, short = TIME[language]
     time_ = took.format(seconds=data["seconds"]) if data["seconds"] >= 0.05 else short
-    return LINES[language].format(**{**data, "time": time_, "memory": memory})
+    # the release, without a wheel's build tag ("2.14.1", not "2.14.1+cu130": a CUDA
+    # build, which puzzled readers of pages that run on the CPU); records written by
+    # an older build may still carry it
+    versions = {k: str(data[k]).split("+")[0] for k in ("torch", "torchvision")}
+    return LINES[language].format(**{**data, **versions, "time": time_, "memory": memory})
 
 
 def add_line(

@@ -13,9 +13,9 @@ from sitecheck import EXAMPLES, HTML, html, page_path, prose
 
 PAGES = sorted(p.stem.split("_")[1] for p in EXAMPLES.glob("*/plot_*.py"))
 SENTENCE = {
-    "en": r"This page's outputs come from a run with Python (\S+), torch (\S+) and "
-    r"torchvision (\S+): ((?:under )?[\d.]+) s, peak memory (\d+) MiB above the build's baseline\.",
-    "zh_CN": r"本页的输出来自一次运行：Python (\S+)、torch (\S+)、torchvision (\S+)，"
+    "en": r"This page's outputs come from a run on the CPU with Python (\S+), torch (\S+) "
+    r"and torchvision (\S+): ((?:under )?[\d.]+) s, peak memory (\d+) MiB above the build's baseline\.",
+    "zh_CN": r"本页的输出来自一次在 CPU 上的运行：Python (\S+)、torch (\S+)、torchvision (\S+)，"
     r"用时 ?((?:不到 )?[\d.]+) 秒，峰值内存比构建进程的基线多 (\d+) MiB。",
 }
 
@@ -29,8 +29,8 @@ def test_page_states_versions_run_time_and_memory(page: str, language: str) -> N
     # the build that made the site ran the examples with this interpreter and these packages
     assert (python, torch_version, torchvision_version) == (
         platform.python_version(),
-        torch.__version__,
-        torchvision.__version__,
+        torch.__version__.split("+")[0],
+        torchvision.__version__.split("+")[0],
     )
     # the time shown is the one the English build recorded for this page
     record = HTML.parents[1] / f"{page_path(page)}.provenance.json"
