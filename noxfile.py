@@ -222,6 +222,10 @@ def e2e(session: nox.Session) -> None:
         # pytest-playwright: a screenshot of each failing test's pages
         "--screenshot=only-on-failure",
         "--output=e2e-artifacts/failures",
+        # pytest-xdist: a worker per core, each with its own server and Chromium (a page's
+        # audit is mostly single-threaded JavaScript: two at once take about half the time)
+        "-n",
+        "auto",
         *session.posargs,
     )
 

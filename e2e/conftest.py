@@ -5,7 +5,7 @@
 ``pytest`` never collects them. By hand, from the repository root::
 
     npm ci --prefix e2e          # axe-core, pinned in e2e/package-lock.json
-    pytest e2e -p no:cacheprovider
+    pytest e2e -p no:cacheprovider -n auto
 
 pytest-playwright provides the browser, the contexts (``new_context``) and
 pages; the overrides below point it at Debian's Chromium (no browser download)
@@ -13,7 +13,9 @@ and at the local server. What this file keeps, because no package does it:
 serving the built site like a static host (``serve.py``: the 404 page),
 recording console errors, failed and off-site requests per page
 (``builtsite.watch``), axe-core's script, named screenshots and the summary
-printed at the end. Links, #fragments, images and downloads are checked
+printed at the end (with pytest-xdist's ``-n auto``, as ``nox -s e2e`` runs them,
+each worker has its own server and browser and hands what it saw to the
+controller, which prints the summary). Links, #fragments, images and downloads are checked
 without a browser, on every page, by ``tests/site/test_html.py``.
 """
 
@@ -74,6 +76,26 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[STATS_KEY] = Stats()
 
 
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """On a pytest-xdist worker, hand what it saw to the controller (``workeroutput``)."""
+    output = getattr(session.config, "workeroutput", None)
+    if output is not None:
+        stats = session.config.stash[STATS_KEY]
+        output["stats"] = {**stats.as_dict(), "pages_visited": sorted(stats.pages)}
+
+
+@pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: the controller, as a worker ends
+def pytest_testnodedown(node: Any, error: object) -> None:
+    seen = getattr(node, "workeroutput", {}).get("stats")
+    if seen is None:
+        return
+    stats = node.config.stash[STATS_KEY]
+    stats.pages.update(seen["pages_visited"])
+    stats.audits += seen["axe_audits"]
+    stats.screenshots += seen["screenshots"]
+    stats.notes += seen["notes"]
+
+
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
     stats = config.stash.get(STATS_KEY, None)
     if stats is None or not stats.pages:
@@ -88,7 +110,7 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     write(f"pages visited in Chromium: {summary['pages_visited']}")
     write(f"axe-core audits (WCAG 2 A/AA, page x theme): {summary['axe_audits']}")
     write(f"screenshots: {len(stats.screenshots)} in {ARTIFACTS}")
-    for note in stats.notes:
+    for note in sorted(stats.notes):
         write(note)
 
 
