@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,6 +56,68 @@ def audited_pages() -> list[str]:
     return [f"{language}/{name}.html" for language in LANGUAGES for name in names]
 
 
+FONT_ERROR = re.compile(r"OTS parsing error|Failed to decode downloaded font")
+
+# every icon drawn on the page: a private-use character in an element's text or in
+# its ::before / ::after, with the font face (family, weight) the browser picked for
+# it and the file that face loads (from the page's @font-face rules)
+SHOWN_ICONS = """() => {
+  const faces = {};
+  for (const sheet of document.styleSheets) {
+    let rules; try { rules = sheet.cssRules; } catch (e) { continue; }
+    for (const rule of rules) {
+      if (!(rule instanceof CSSFontFaceRule)) continue;
+      const url = /url\\(["']?([^"')]+)/.exec(rule.style.getPropertyValue('src'));
+      const family = rule.style.getPropertyValue('font-family').replace(/["'\\\\]/g, '');
+      if (url) faces[family + '/' + rule.style.getPropertyValue('font-weight')] =
+        new URL(url[1], sheet.href || location.href).href;
+    }
+  }
+  const icons = [];
+  for (const el of document.querySelectorAll('*')) {
+    for (const pseudo of [null, '::before', '::after']) {
+      const style = getComputedStyle(el, pseudo);
+      if (style.display === 'none') continue;
+      const own = el.childNodes.length === 1 && el.firstChild.nodeType === 3;
+      const text = pseudo ? style.content : (own ? el.textContent : '');
+      if (!text || text === 'none') continue;
+      for (const c of text) {
+        const code = c.codePointAt(0);
+        if (code < 0xe000 || code > 0xf8ff) continue;
+        const family = style.fontFamily.split(',')[0].replace(/["']/g, '').trim();
+        const key = family + '/' + style.fontWeight;
+        icons.push({code, face: key, file: faces[key] || null,
+                    where: el.tagName.toLowerCase() + '.' + String(el.className).trim().split(/\\s+/).join('.') + (pseudo || '')});
+      }
+    }
+  }
+  return icons;
+}"""
+
+
+@functools.cache
+def _glyphs(font: Path) -> frozenset[int]:
+    from fontTools.ttLib import TTFont  # noqa: PLC0415  (fonttools[woff]: the e2e group)
+
+    cmap = TTFont(font).getBestCmap() or {}
+    return frozenset(cmap)
+
+
+def missing_icons(icons: list[dict[str, Any]], server: str) -> list[str]:
+    """The icons (from ``SHOWN_ICONS``) whose glyph is not in the font file the page loads.
+
+    A missing glyph shows as an empty box, and no console message says so.
+    """
+    problems = set()
+    for icon in icons:
+        shown = f"U+{icon['code']:04X} in {icon['face']} ({icon['where']})"
+        if not icon["file"] or not icon["file"].startswith(server):
+            problems.add(f"icon {shown}: no font file of this site is declared for it")
+        elif icon["code"] not in _glyphs(HTML / icon["file"][len(server) :]):
+            problems.add(f"icon {shown}: {icon['file'][len(server) :]} has no glyph for it")
+    return sorted(problems)
+
+
 @dataclass
 class Record:
     """What went wrong while a page was open."""
@@ -100,7 +163,8 @@ def watch(page: Any, server: str) -> Record:
         "console",
         lambda msg: (
             record.console_errors.append(f"{msg.text} ({msg.location.get('url')})")
-            if msg.type == "error"
+            # a font the browser refuses is only a warning in Chromium's console
+            if msg.type == "error" or (msg.type == "warning" and FONT_ERROR.search(msg.text))
             else None
         ),
     )

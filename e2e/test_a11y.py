@@ -4,8 +4,10 @@ axe-core audits every tutorial page and one page of each other kind (home,
 API summary, an API class and function page, module source and its index,
 gallery index, general index, search, 404), in both languages and in the
 light and the dark theme (WCAG 2 A and AA rules only); the same page loads
-record console errors, JavaScript exceptions, failed requests, requests to
-other hosts and images that did not load. The checks that need no browser
+record console errors (and fonts the browser refuses), JavaScript exceptions,
+failed requests, requests to other hosts and images that did not load, and
+check that every icon drawn (a private-use character in the icon fonts) has
+its glyph in the font file the page loads: a missing one is an empty box. The checks that need no browser
 (language, alt text, links and #fragments, images, downloads) run on every
 page in ``tests/site/test_html.py``. Then: the language switcher and the
 solution dropdowns work with the keyboard alone, and the keyboard focus is
@@ -18,7 +20,16 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from builtsite import GALLERY_PAGES, HTML, READER, Record, audited_pages, watch
+from builtsite import (
+    GALLERY_PAGES,
+    HTML,
+    READER,
+    SHOWN_ICONS,
+    Record,
+    audited_pages,
+    missing_icons,
+    watch,
+)
 
 THEMES = ("light", "dark")
 
@@ -64,7 +75,8 @@ def themed_pages(
 def test_page_is_accessible_and_loads_cleanly(
     path: str, themed_pages: dict[str, tuple[Any, Record]], server: str, stats: Any
 ) -> None:
-    """axe-core finds no WCAG 2 A/AA violation, in either theme; nothing fails to load."""
+    """axe-core finds no WCAG 2 A/AA violation, in either theme; nothing fails to load;
+    every icon the page draws has its glyph in the font file the page loads."""
     problems = []
     for theme, (page, record) in themed_pages.items():
         record.clear()
@@ -82,6 +94,9 @@ def test_page_is_accessible_and_loads_cleanly(
             ]
         problems += [
             f"{theme} theme: image did not load: {src}" for src in page.evaluate(BROKEN_IMAGES)
+        ]
+        problems += [
+            f"{theme} theme: {p}" for p in missing_icons(page.evaluate(SHOWN_ICONS), server)
         ]
         problems += [f"{theme} theme: {problem}" for problem in record.problems()]
     assert not problems, f"{len(problems)} problems on {path}:\n" + "\n".join(problems)

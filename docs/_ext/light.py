@@ -19,7 +19,9 @@ Lighthouse 12's mobile preset); each piece says what it cost.
   (19 KiB of the render-blocking stylesheet, gzip-compressed). The site shows
   about fifteen icons. After the build the fonts keep only the icons that a
   page or a script of the site names (``fa-magnifying-glass``, ...), and so do
-  the CSS rules; an icon added to a template later is kept by the same scan.
+  the CSS rules; an icon added to a template later is kept by the same scan,
+  and so are the icons the theme's stylesheet draws by itself (download
+  buttons, admonitions, the repository link: :func:`stylesheet_icons`).
   Needs fontTools (which Matplotlib brings) and Brotli (WOFF2): both are in the
   ``docs`` dependency group.
 - :class:`DropValueLinks` (a post-transform, after sphinx-gallery's, which links
@@ -110,6 +112,20 @@ def used_icon_names(outdir: Path) -> set[str]:
     return names
 
 
+_PRIVATE_USE = re.compile("[\ue000-\uf8ff]")
+
+
+def stylesheet_icons(css: str) -> set[int]:
+    """The icons a stylesheet draws itself, with no ``fa-*`` class in the page.
+
+    pydata-sphinx-theme writes them as characters in custom properties
+    (``--pst-icon-download:"\uf019"``) that its rules put in ``content``: the
+    download buttons, the admonitions' titles, the breadcrumbs' separators and
+    the repository link's brand icon. They are few (sixteen); all are kept.
+    """
+    return {ord(c) for value in re.findall(r'--pst-icon-[\w-]+:"([^"]*)"', css) for c in value}
+
+
 def prune_icon_rules(css: str, used: set[str]) -> tuple[str, set[int]]:
     """Drop the CSS rules of icons no page uses; return the CSS and the kept code points."""
     kept: set[int] = set()
@@ -138,6 +154,15 @@ def subset_font(path: Path, codepoints: set[int]) -> None:
     subsetter = subset.Subsetter(options)
     subsetter.populate(unicodes=codepoints)
     subsetter.subset(font)
+    if not font["cmap"].tables:
+        # a font left with no icon has an empty cmap, which browsers refuse ("OTS
+        # parsing error: cmap: No subtables"): keep its first icon, so it still loads
+        whole = TTFont(path)
+        first = min(whole.getBestCmap())
+        font = whole
+        subsetter = subset.Subsetter(options)
+        subsetter.populate(unicodes=codepoints | {first})
+        subsetter.subset(font)
     font.flavor = "woff2"
     font.save(path)
 
@@ -160,6 +185,7 @@ def slim_icon_font(app: Any, exception: Exception | None) -> None:
         return
     css = css_path.read_text(encoding="utf-8")
     pruned, codepoints = prune_icon_rules(css, used_icon_names(outdir))
+    codepoints |= stylesheet_icons(css)
     if pruned != css:
         css_path.write_text(pruned, encoding="utf-8")
     for font in sorted(fonts.glob("*.woff2")):

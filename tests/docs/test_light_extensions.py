@@ -130,6 +130,32 @@ def test_subset_font_keeps_only_the_code_points(tmp_path: Path) -> None:
     assert copy.stat().st_size < woff2.stat().st_size / 20
 
 
+def test_stylesheet_icons_reads_the_themes_own_icons() -> None:
+    css = ':root{--pst-icon-download:"\uf019";--pst-icon-note:var(--pst-icon-info)}'
+    css += '.x{--pst-icon-github:"\uf09b"}.fa-search{--fa:"\\f002"}'
+    assert light.stylesheet_icons(css) == {0xF019, 0xF09B}
+
+
+def test_stylesheet_icons_of_the_installed_theme() -> None:
+    """The theme draws the download buttons' and notes' icons from its stylesheet."""
+    source = Path(__import__("pydata_sphinx_theme").__file__).parent
+    css = next(source.rglob("pydata-sphinx-theme.css")).read_text(encoding="utf-8")
+    assert {0xF019, 0xF05A, 0xF09B} <= light.stylesheet_icons(css)  # download, note, GitHub
+
+
+def test_subset_font_never_leaves_a_font_without_icons(tmp_path: Path) -> None:
+    """A font with none of the icons keeps one: an empty cmap fails to load in browsers."""
+    pytest.importorskip("brotli")
+    from fontTools.ttLib import TTFont  # noqa: PLC0415
+
+    source = Path(__import__("pydata_sphinx_theme").__file__).parent
+    woff2 = next(source.rglob("fa-brands-400.woff2"))
+    copy = tmp_path / woff2.name
+    copy.write_bytes(woff2.read_bytes())
+    light.subset_font(copy, {0xF002})  # a solid icon: not in the brands font
+    assert len(TTFont(copy).getBestCmap()) == 1
+
+
 # -- code links and tokens -----------------------------------------------------------
 
 
