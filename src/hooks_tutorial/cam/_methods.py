@@ -107,6 +107,16 @@ class GradCAM(_GradientCAM):
     the layer's output, captured by a forward hook that hands the rest of
     the model a clone, so in-place operations after the layer are harmless.
 
+    A model compiled with ``compiled = torch.compile(model)`` is explained
+    through the module it wraps, ``model`` itself, run in eager mode: the
+    compiled code does not run hooks added after compiling, and autograd
+    cannot differentiate down to a layer inside a compiled graph. The map
+    is the eager model's map, and it costs an eager forward and backward
+    pass. Layer names are accepted with or without the wrapper's
+    ``"_orig_mod."`` prefix (``"layer4"`` or ``"_orig_mod.layer4"``); a
+    layer module is the same object in both. The same holds for every CAM
+    and saliency class.
+
     References
     ----------
     R. R. Selvaraju, M. Cogswell, A. Das, R. Vedantam, D. Parikh, D. Batra,
