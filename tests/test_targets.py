@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+import torchvision
 from torch import nn
 
 import hooks_tutorial as ht
@@ -83,6 +84,66 @@ def test_similarity_target_detaches_the_reference() -> None:
     target(embeddings).sum().backward()
     assert reference.grad is None
     assert embeddings.grad is not None
+
+
+class _DictSegmenter(nn.Module):
+    """Returns ``{"out": logits, "aux": other logits}``, as torchvision's segmentation models."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.body = _segmenter()
+        self.aux = nn.Conv2d(3, 3, 1)
+
+    def forward(self, x: torch.Tensor) -> dict[str, torch.Tensor]:
+        logits = self.body(x)
+        return {"out": logits, "aux": self.aux(logits)}
+
+
+def test_segmentation_target_reads_the_out_entry_of_a_dict() -> None:
+    torch.manual_seed(0)
+    logits, aux = torch.randn(2, 3, 4, 5), torch.randn(2, 3, 4, 5)
+    output = {"out": logits, "aux": aux}
+    torch.testing.assert_close(SegmentationTarget(1)(output), SegmentationTarget(1)(logits))
+    torch.testing.assert_close(SegmentationTarget(1, key="aux")(output), SegmentationTarget(1)(aux))
+    assert (
+        repr(SegmentationTarget(1, key="aux"))
+        == "SegmentationTarget(1, predicted pixels, key='aux')"
+    )
+
+
+def test_segmentation_target_names_the_keys_and_the_fix() -> None:
+    output = {"logits": torch.zeros(1, 3, 4, 4), "aux": torch.zeros(1, 3, 4, 4)}
+    with pytest.raises(
+        ValueError,
+        match=r"without the key 'out' \(its keys: 'logits', 'aux'\); name the entry .* "
+        r"SegmentationTarget\(2, key='logits'\), or pass a callable target",
+    ):
+        SegmentationTarget(2)(output)
+    with pytest.raises(TypeError, match=r"the model output\['aux'\] must be a torch\.Tensor"):
+        SegmentationTarget(2, key="aux")({"aux": [1.0]})
+
+
+def test_segmentation_target_on_a_dict_output_in_gradcam(image: torch.Tensor) -> None:
+    model = _DictSegmenter().eval()
+    cam = ht.GradCAM(model, "body.1")
+    for key in ("out", "aux"):
+        by_key = cam(image, target=SegmentationTarget(2, key=key), raw=True)
+        by_hand = cam(image, target=lambda out, key=key: SegmentationTarget(2)(out[key]), raw=True)
+        torch.testing.assert_close(by_key, by_hand)
+    assert count_hooks(model) == {}
+
+
+def test_segmentation_target_on_torchvision_fcn(one_thread: None) -> None:
+    torch.manual_seed(0)
+    model = torchvision.models.segmentation.fcn_resnet50(
+        weights=None, weights_backbone=None, num_classes=3, aux_loss=True
+    ).eval()
+    x = torch.randn(1, 3, 64, 64, generator=torch.Generator().manual_seed(2))
+    cam = ht.GradCAM(model, "backbone.layer4")
+    got = cam(x, target=SegmentationTarget(1), raw=True)
+    expected = cam(x, target=lambda out: SegmentationTarget(1)(out["out"]), raw=True)
+    torch.testing.assert_close(got, expected)
+    assert count_hooks(model) == {}
 
 
 # -- with the CAM methods ----------------------------------------------------

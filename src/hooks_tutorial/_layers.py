@@ -17,6 +17,64 @@ LayersLike: TypeAlias = "nn.Module | str | Sequence[nn.Module | str]"
 
 _SHOWN = 12
 
+# torch.compile(model) returns a wrapper module (torch._dynamo's OptimizedModule) that
+# holds ``model`` itself, unchanged and sharing its weights, as its only submodule,
+# ``_orig_mod``; the wrapper's names are those of ``model`` prefixed by "_orig_mod.".
+# Its compiled code is not the model's forward: hooks registered after compiling are
+# not run by code compiled before them (Dynamo does not guard on them), and a hook
+# traced into the compiled graph records a tensor that autograd cannot differentiate
+# the score with respect to. So code that runs the model itself (the CAM methods)
+# runs the original module, in eager mode, and code that hooks a model the caller
+# runs (capture_activations) refuses the wrapper and names the original instead.
+# torch has no public accessor for the original; ``_orig_mod`` is the attribute that
+# torch's own code reads (torch.distributed.checkpoint) and the prefix that every name
+# and state_dict key of the wrapper shows. No global setting is changed:
+# torch.compiler.set_stance("force_eager") would also run it eagerly, but for every
+# thread at once.
+_COMPILED = "_orig_mod"
+
+
+def eager_module(model: nn.Module) -> nn.Module:
+    """Return the module that ``torch.compile(model)`` wrapped, or ``model`` itself.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        A model, or the wrapper that :func:`torch.compile` returned for it.
+
+    Returns
+    -------
+    torch.nn.Module
+        The original, eager module: the same object (same parameters, same
+        submodules) that was passed to :func:`torch.compile`.
+    """
+    original = getattr(model, _COMPILED, None)
+    return original if isinstance(original, nn.Module) else model
+
+
+def check_not_compiled(model: nn.Module, fix: str) -> None:
+    """Raise if ``model`` is a :func:`torch.compile` wrapper that the caller will run.
+
+    For the functions whose hooks act on passes the caller runs
+    (``capture_activations``): the compiled code would not run hooks added now.
+    ``fix`` shows the call on the original module (``model`` in the message).
+    """
+    if eager_module(model) is not model:
+        msg = (
+            f"the model is a torch.compile wrapper ({type(model).__name__}); its compiled "
+            "code does not run hooks added after compiling, so nothing would be recorded. "
+            "Use the original module instead, the one passed to torch.compile (the same "
+            f"object as compiled.{_COMPILED}, with the same weights), and call it: {fix}"
+        )
+        raise ValueError(msg)
+
+
+def _eager_name(name: str) -> str:
+    """A layer name given on the compiled wrapper (``"_orig_mod.layer4"``) without its prefix."""
+    if name == _COMPILED or name.startswith(_COMPILED + "."):
+        return name[len(_COMPILED) + 1 :]
+    return name
+
 
 def _available(names: Sequence[str]) -> str:
     shown = [n for n in names if n]
@@ -81,7 +139,10 @@ def resolve_layers(model: nn.Module, layers: LayersLike) -> list[tuple[str, nn.M
     -------
     list of (str, torch.nn.Module)
         The dotted name and the module of each layer, in the order given,
-        without duplicates.
+        without duplicates. For a model wrapped by :func:`torch.compile`, the
+        names are those of the original module (:func:`eager_module`), and
+        a name is accepted with or without the wrapper's ``"_orig_mod."``
+        prefix.
 
     Raises
     ------
@@ -120,15 +181,17 @@ def resolve_layers(model: nn.Module, layers: LayersLike) -> list[tuple[str, nn.M
         )
         raise TypeError(msg)
 
-    modules = dict(model.named_modules())
+    eager = eager_module(model)
+    modules = dict(eager.named_modules())
     names = [n for n in modules if n]
     resolved: list[tuple[str, nn.Module]] = []
     seen: set[int] = set()
     for item in items:
         if isinstance(item, str):
-            pair = (item, _lookup_name(modules, item, names))
+            name = item if eager is model else _eager_name(item)
+            pair = (name, _lookup_name(modules, name, names))
         elif isinstance(item, nn.Module):
-            pair = (_name_of(model, item), item)
+            pair = (_name_of(eager, item), item)
         else:
             msg = (
                 f"expected a layer as an nn.Module or a dotted name (str), "

@@ -19,7 +19,7 @@ import torch
 from torch import nn
 from torch.utils.hooks import RemovableHandle
 
-from ._layers import LayersLike, resolve_layers
+from ._layers import LayersLike, check_not_compiled, resolve_layers
 from ._scope import Scope
 from .hooks import HookGroup
 
@@ -318,7 +318,10 @@ def capture_activations(
         If ``model`` is not a module, or a layer is neither a module nor a name.
     ValueError
         If a layer name is unknown (the message lists the closest names), a
-        module is not part of ``model``, or ``model`` itself is given as a layer.
+        module is not part of ``model``, ``model`` itself is given as a layer,
+        or ``model`` is the wrapper that :func:`torch.compile` returned (its
+        compiled code does not run hooks added after compiling: capture on the
+        original module and call that).
     MissingCaptureError
         When reading a layer that did not run during the forward pass.
 
@@ -356,6 +359,7 @@ def capture_activations(
     ...
     hooks_tutorial.capture.MissingCaptureError: 'fc' is not one of the captured layers; Captured: 0, 2. To record another layer, add it to the capture call
     """
+    check_not_compiled(model, "with capture_activations(model, layers) as acts: model(x)")
     pairs = resolve_layers(model, layers)
     outputs = Activations(pairs, inputs=inputs)
     recorded_inputs = outputs.inputs
@@ -433,8 +437,9 @@ def capture_gradients(model: nn.Module, layers: LayersLike) -> Iterator[Captures
         If ``model`` or a layer has the wrong type, or (during the forward
         pass) a layer's output is not a tensor.
     ValueError
-        If a layer name is unknown, a module is not part of ``model``, or
-        ``model`` itself is given as a layer.
+        If a layer name is unknown, a module is not part of ``model``,
+        ``model`` itself is given as a layer, or ``model`` is the wrapper that
+        :func:`torch.compile` returned (capture on the original module).
     RuntimeError
         During the forward pass, if a layer runs with autograd disabled
         (``torch.no_grad()``, ``torch.inference_mode()``) or its output does
@@ -481,6 +486,9 @@ def capture_gradients(model: nn.Module, layers: LayersLike) -> Iterator[Captures
     ...
     RuntimeError: layer '2' ran with autograd disabled (inside torch.no_grad() or torch.inference_mode()), so no gradient can ever reach its output; call the model with gradients enabled, for example inside `with torch.enable_grad():` (model.eval() alone is fine: it only changes Dropout and BatchNorm)
     """
+    check_not_compiled(
+        model, "with capture_gradients(model, layers) as grads: model(x).sum().backward()"
+    )
     pairs = resolve_layers(model, layers)
     grads = _Gradients(pairs)
     tensor_handles: list[RemovableHandle] = []

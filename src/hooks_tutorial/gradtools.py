@@ -31,7 +31,7 @@ from torch.utils.hooks import RemovableHandle
 from torch.utils.weak import WeakIdKeyDictionary
 
 from ._checks import check_model, positive_number
-from ._layers import LayersLike, resolve_layers
+from ._layers import LayersLike, check_not_compiled, resolve_layers
 from ._scope import Scope
 from .hooks import HookGroup
 
@@ -400,6 +400,10 @@ def detect_anomalies(model: nn.Module) -> Iterator[None]:
         value (a subclass of :class:`RuntimeError`).
     TypeError
         If ``model`` is not an ``nn.Module``.
+    ValueError
+        If ``model`` is the wrapper that :func:`torch.compile` returned (its
+        compiled code does not run hooks added after compiling): pass the
+        original module and call that.
 
     Examples
     --------
@@ -416,6 +420,7 @@ def detect_anomalies(model: nn.Module) -> Iterator[None]:
     hooks_tutorial.gradtools.AnomalyError: forward pass: the output of module '1' has 1 NaN and 1 Inf values (of 3); its inputs were finite, so Log created them in its forward
     """
     check_model(model, "write `with detect_anomalies(model):`")
+    check_not_compiled(model, "with detect_anomalies(model): model(x)")
     names = {id(m): n for n, m in model.named_modules()}
     # output tensor -> names of the modules that then took it as input. The list is
     # shared with the output's gradient hook, which names them if the gradient is bad.

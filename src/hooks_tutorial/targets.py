@@ -6,7 +6,8 @@ these callables as ``target``: each maps the model's output to a tensor of
 shape ``[B]``, one score per image.
 
 - :class:`SegmentationTarget`: a class's logits summed over a region of a
-  segmentation output ``[B, K, H, W]``;
+  segmentation output ``[B, K, H, W]`` (or of the ``"out"`` entry of the
+  dict that torchvision's segmentation models return);
 - :class:`SimilarityTarget`: the cosine similarity of an embedding ``[B, D]``
   to a reference embedding.
 """
@@ -14,6 +15,7 @@ shape ``[B]``, one score per image.
 from __future__ import annotations
 
 import numbers
+from collections.abc import Mapping
 
 import torch.nn.functional as F
 from torch import Tensor
@@ -52,6 +54,13 @@ class SegmentationTarget:
     for every region, while HiResCAM's map follows the region (tutorial
     page 27).
 
+    A model may return a dict instead of a tensor: torchvision's
+    segmentation models (``fcn_resnet50``, ``deeplabv3_resnet50``, ...)
+    return ``{"out": logits, "aux": logits}``, where ``"aux"`` (present
+    when built with ``aux_loss=True``) holds the logits of an auxiliary
+    head used in training. The target then reads the logits under ``key``,
+    ``"out"`` by default.
+
     Parameters
     ----------
     category : int
@@ -60,15 +69,20 @@ class SegmentationTarget:
         The region, ``[H, W]`` (the same for every image) or ``[B, H, W]``,
         boolean or 0/1 (other values weight the pixels). ``None`` (default):
         the pixels predicted as ``category``.
+    key : str, default "out"
+        For a model that returns a dict (a :class:`~collections.abc.Mapping`),
+        the key of the logits ``[B, classes, H, W]`` to explain; ignored when
+        the output is a tensor.
 
     Raises
     ------
     TypeError
         If ``category`` is not an int or ``mask`` is not a tensor; when
-        called, if the output is not a tensor.
+        called, if the output (or its entry ``key``) is not a tensor.
     ValueError
         If ``category`` is negative or ``mask`` is not 2-D or 3-D; when
-        called, if the output is not ``[B, classes, H, W]``, has no class
+        called, if the output is a dict without ``key`` (the message lists
+        its keys), is not ``[B, classes, H, W]``, has no class
         ``category``, or does not match the mask's shape.
 
     Notes
@@ -85,10 +99,13 @@ class SegmentationTarget:
     tensor([5.])
     >>> SegmentationTarget(1, mask=torch.tensor([[True, True], [False, False]]))(logits)
     tensor([2.])
+    >>> SegmentationTarget(1)({"out": logits, "aux": torch.zeros(1, 2, 2, 2)})
+    tensor([5.])
     """
 
-    def __init__(self, category: int, mask: Tensor | None = None) -> None:
+    def __init__(self, category: int, mask: Tensor | None = None, *, key: str = "out") -> None:
         self.category = _class_index(category, "category")
+        self.key = key
         if mask is not None:
             mask = _tensor(mask, "mask", "[H, W] or [B, H, W]")
             if mask.dim() not in (2, 3):
@@ -99,9 +116,25 @@ class SegmentationTarget:
                 raise ValueError(msg)
         self.mask = mask
 
-    def __call__(self, output: Tensor) -> Tensor:
+    def __call__(self, output: Tensor | Mapping[str, Tensor]) -> Tensor:
         """Return the sum of class ``category``'s logits over the region, per image ``[B]``."""
-        output = _tensor(output, "the model output", "[B, classes, H, W]")
+        if isinstance(output, Mapping):
+            if self.key not in output:
+                keys = [repr(k) for k in output]
+                msg = (
+                    f"the model returned a dict without the key {self.key!r} (its keys: "
+                    f"{', '.join(keys) or 'none'}); name the entry that holds the logits "
+                    f"[B, classes, H, W], for example SegmentationTarget({self.category}, "
+                    f"key={keys[0] if keys else '...'}), or pass a callable target that "
+                    "computes the score from the dict itself (target=lambda out: ...)"
+                )
+                raise ValueError(msg)
+            output = _tensor(
+                output[self.key], f"the model output[{self.key!r}]", "[B, classes, H, W]"
+            )
+        output = _tensor(
+            output, "the model output", "[B, classes, H, W] (or a dict holding it under key=)"
+        )
         if output.dim() != 4:
             msg = (
                 f"SegmentationTarget needs a segmentation output [B, classes, H, W], got "
@@ -135,7 +168,8 @@ class SegmentationTarget:
 
     def __repr__(self) -> str:
         where = "predicted pixels" if self.mask is None else f"mask {tuple(self.mask.shape)}"
-        return f"SegmentationTarget({self.category}, {where})"
+        key = "" if self.key == "out" else f", key={self.key!r}"
+        return f"SegmentationTarget({self.category}, {where}{key})"
 
 
 class SimilarityTarget:

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from typing_extensions import Self
 
 from .._checks import check_finite, check_grad_mode, check_input
-from .._layers import LayersLike, resolve_layers
+from .._layers import LayersLike, eager_module, resolve_layers
 from .._maps import normalize, upsample
 from .._scope import Scope
 from .._scoring import Target, eval_mode, resolve_target
@@ -113,7 +113,9 @@ class BaseCAM(NoHooksHeld):
     Parameters
     ----------
     model : torch.nn.Module
-        The model to explain.
+        The model to explain. For the wrapper that :func:`torch.compile`
+        returns, the original module is explained (and stored as ``model``),
+        in eager mode: see :class:`GradCAM`.
     target_layer : torch.nn.Module, str, or list of them
         The layer(s) whose output is explained, as modules or dotted names
         as :meth:`torch.nn.Module.named_modules` lists them (``"layer4.1"``).
@@ -159,7 +161,7 @@ class BaseCAM(NoHooksHeld):
         reshape_transform: ReshapeTransform | None = None,
         relu: bool = True,
     ) -> None:
-        self.model = model
+        self.model = eager_module(model)  # torch.compile's wrapper: the original module
         self.layers = resolve_layers(model, target_layer)
         if reshape_transform is not None and not callable(cast("object", reshape_transform)):
             msg = (

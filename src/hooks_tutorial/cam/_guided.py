@@ -8,7 +8,7 @@ import torch
 from torch import Tensor, nn
 
 from .._checks import check_finite, check_grad_mode, check_input, check_model
-from .._layers import LayersLike
+from .._layers import LayersLike, eager_module
 from .._scope import Scope
 from .._scoring import Target, eval_mode, resolve_target
 from ..hooks import HookGroup
@@ -83,8 +83,8 @@ class GuidedBackprop(NoHooksHeld):
     """
 
     def __init__(self, model: nn.Module) -> None:
-        self.model = check_model(model)
-        self.relus = [(n, m) for n, m in model.named_modules() if isinstance(m, nn.ReLU)]
+        self.model = eager_module(check_model(model))  # torch.compile's wrapper: the original
+        self.relus = [(n, m) for n, m in self.model.named_modules() if isinstance(m, nn.ReLU)]
         if not self.relus:
             msg = (
                 f"the model ({type(model).__name__}) has no nn.ReLU module; guided "

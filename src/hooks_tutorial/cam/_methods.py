@@ -107,6 +107,26 @@ class GradCAM(_GradientCAM):
     the layer's output, captured by a forward hook that hands the rest of
     the model a clone, so in-place operations after the layer are harmless.
 
+    A model compiled with ``compiled = torch.compile(model)`` is explained
+    through the module it wraps, ``model`` itself, run in eager mode: the
+    compiled code does not run hooks added after compiling, and autograd
+    cannot differentiate down to a layer inside a compiled graph. The map
+    is the eager model's map, and it costs an eager forward and backward
+    pass. Layer names are accepted with or without the wrapper's
+    ``"_orig_mod."`` prefix (``"layer4"`` or ``"_orig_mod.layer4"``); a
+    layer module is the same object in both. The same holds for every CAM
+    and saliency class.
+
+    The maps of :class:`GradCAM`, :class:`HiResCAM`, :class:`XGradCAM` and
+    :class:`LayerCAM` equal those of pytorch-grad-cam's classes of the same
+    names up to float32 rounding: both libraries apply the ReLU, resize
+    bilinearly (half-pixel centres, ``align_corners=False``) and min-max
+    normalise, and normalising before or after a bilinear resize gives the
+    same map. pytorch-grad-cam's ``XGradCAM`` adds :math:`10^{-7}` to each
+    channel's activation sum, which matters only for sums near zero.
+    :class:`GradCAMPlusPlus`, :class:`ScoreCAM` and :class:`EigenCAM`
+    differ from theirs, as their notes say.
+
     References
     ----------
     R. R. Selvaraju, M. Cogswell, A. Das, R. Vedantam, D. Parikh, D. Batra,
@@ -206,6 +226,23 @@ class GradCAMPlusPlus(_GradientCAM):
         See :class:`GradCAM`.
     relu : bool, default True
         Apply the final ReLU.
+
+    Notes
+    -----
+    pytorch-grad-cam's ``GradCAMPlusPlus`` (version 1.5.7) adds
+    :math:`\varepsilon = 10^{-6}` to the denominator
+    :math:`2 g^2 + g^3 \sum_{ab} A_{ab} = g^2 \, (2 + g \sum_{ab} A_{ab})`, so
+    its coefficient is :math:`a = g^2 / (g^2 (2 + g \sum A) + \varepsilon)`
+    instead of :math:`1 / (2 + g \sum A)`. Where :math:`g \sum A` is small,
+    that shrinks the coefficient by the factor
+    :math:`2 g^2 / (2 g^2 + \varepsilon)`: by 0.5 % at :math:`|g| = 10^{-2}`,
+    by a third at :math:`|g| = 10^{-3}`, and below that the coefficient
+    grows like :math:`g^2 / \varepsilon`. Gradients that small are common
+    at the last convolutional layer, where global average pooling over
+    7 x 7 positions divides them by 49 (at ``layer4`` of torchvision's
+    ResNet-18 with random weights they are below :math:`10^{-3}`). The two
+    maps then differ; with larger gradients they agree to float32 rounding.
+    This class computes the paper's coefficient, without an epsilon.
 
     References
     ----------
@@ -469,6 +506,14 @@ class EigenCAM(BaseCAM):
     ``target`` is accepted for a uniform interface and ignored. The model
     runs once under ``torch.no_grad()`` (so this method also works under
     ``torch.inference_mode()``).
+
+    pytorch-grad-cam's ``EigenCAM`` (its ``get_2d_projection``) computes the
+    same centred projection but keeps the sign of :math:`v_1` that the SVD
+    returns, which is arbitrary: for some images its projection is the
+    negative of this one, and after the final ReLU its map shows the other
+    side of the component, which correlates negatively with the
+    channel-mean activation. The projections agree up to that sign. (Its ``SegEigenCAM`` instead flips the sign when
+    :math:`|\min| > |\max|`.)
 
     References
     ----------

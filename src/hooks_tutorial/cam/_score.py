@@ -103,6 +103,15 @@ class ScoreCAM(BaseCAM):
     time: it must score each row on its own (for example
     ``lambda out: out[:, 3]``).
 
+    pytorch-grad-cam's ``ScoreCAM`` (the ``"channel_softmax"`` weighting)
+    upsamples the activations into masks with
+    :class:`torch.nn.UpsamplingBilinear2d`, that is with
+    ``align_corners=True``, and adds :math:`10^{-8}` to the min-max span.
+    This class upsamples with ``align_corners=False``, as every other resize
+    in both libraries does (the final maps included). Where the target layer
+    is smaller than the input, the masks and so the weights differ a little;
+    with the same upsampling the maps agree to float32 rounding.
+
     References
     ----------
     H. Wang, Z. Wang, M. Du, F. Yang, Z. Zhang, S. Ding, P. Mardziel, X. Hu,
