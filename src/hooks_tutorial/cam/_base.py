@@ -115,7 +115,7 @@ class BaseCAM(NoHooksHeld):
     model : torch.nn.Module
         The model to explain. For the wrapper that :func:`torch.compile`
         returns, the original module is explained (and stored as ``model``),
-        in eager mode: see :class:`GradCAM`.
+        in eager mode: see :class:`~hooks_tutorial.GradCAM`.
     target_layer : torch.nn.Module, str, or list of them
         The layer(s) whose output is explained, as modules or dotted names
         as :meth:`torch.nn.Module.named_modules` lists them (``"layer4.1"``).
