@@ -149,16 +149,17 @@ def test_channels_last_memory_format_is_not_channels_last_layout() -> None:
         nn.Linear(16, 3),
     ).eval()
     x = torch.randn(2, 3, 16, 16)
+    top_k = {"top_k": 3}  # ScoreCAM: few passes
     expected = {
-        (method, layer): make_cam(method, model, layer)(x)
+        (method, layer): make_cam(method, model, layer, **top_k if method is ScoreCAM else {})(x)
         for method in ALL_METHODS
-        for layer in ["1", "3", "4"]
+        for layer in ["1", "3"]
     }
     model = model.to(memory_format=torch.channels_last)
     x = x.to(memory_format=torch.channels_last)
     assert model[3].weight.is_contiguous(memory_format=torch.channels_last)
     for (method, layer), maps in expected.items():
-        got = make_cam(method, model, layer)(x)
+        got = make_cam(method, model, layer, **top_k if method is ScoreCAM else {})(x)
         torch.testing.assert_close(got, maps, rtol=1e-4, atol=1e-5)
     assert count_hooks(model) == {}
 
@@ -228,11 +229,17 @@ def test_token_reshape_transform_on_a_4d_map_names_the_right_fix() -> None:
 def test_timm_swin_stage_is_refused_then_explained() -> None:
     timm = pytest.importorskip("timm")
     torch.manual_seed(0)
-    model = timm.create_model(
-        "swin_tiny_patch4_window7_224", pretrained=False, img_size=64, num_classes=3
+    model = timm.create_model(  # timm's Swin code, narrowed and shortened to run fast
+        "swin_tiny_patch4_window7_224",
+        pretrained=False,
+        img_size=64,
+        num_classes=3,
+        embed_dim=16,
+        depths=(1, 1, 1, 2),
+        num_heads=(1, 1, 1, 1),
     ).eval()
     x = torch.randn(1, 3, 64, 64)
-    for layer in ["layers.3", "layers.3.blocks.1", "norm"]:  # [1, 2, 2, 768]
+    for layer in ["layers.3", "layers.3.blocks.1", "norm"]:  # [1, 2, 2, 128]
         with pytest.raises(ValueError, match="channels_last_reshape_transform"):
             GradCAM(model, layer)(x)
         cam = GradCAM(model, layer, reshape_transform=channels_last_reshape_transform)
