@@ -376,8 +376,8 @@ class BaseCAM(NoHooksHeld):
         # torch.autograd.grad differentiates only down to the captured outputs and
         # never touches the parameters' .grad (unlike .backward()).
         inputs = [t for k in kept for t in tensors_in(k) if t.requires_grad]
-        grads: tuple[Tensor | None, ...] = torch.autograd.grad(
-            scores.sum(), inputs, allow_unused=True
+        grads: tuple[Tensor | None, ...] = (
+            torch.autograd.grad(scores.sum(), inputs, allow_unused=True) if inputs else ()
         )
         grad_of = {id(t): g for t, g in zip(inputs, grads, strict=True)}
         out: list[object] = []
