@@ -42,7 +42,8 @@ class ZeroMapWarning(UserWarning):
     Raised as a warning (the map is still returned) when the score's gradient
     with respect to a target layer's output is zero at every position of an
     image, as at a ViT's last block, whose patch tokens the class-token head
-    never reads, or a pyramid level that the score does not use; and, for
+    never reads, a pyramid level that the score does not use, or a target
+    that selects nothing (an empty segmentation region); and, for
     the methods without gradients, when the map itself is zero everywhere.
     The message names the layer, the images and a layer to pick instead.
     Silence it with ``warnings.simplefilter("ignore", ZeroMapWarning)``.
@@ -402,9 +403,10 @@ class BaseCAM(NoHooksHeld):
                     "gradient with respect to this layer's output is zero at every position, "
                     "so the score does not depend on it through these positions (as at a "
                     "ViT's last block, whose patch tokens the class-token head never reads, "
-                    "or at a pyramid level the score does not use). Pick a layer whose "
-                    "output the score reads at every position: for a ViT, one before the "
-                    "last block's attention (its first LayerNorm, norm1 or ln_1, in the "
+                    "at a pyramid level the score does not use, or with a target that "
+                    "selects nothing, such as an empty segmentation region). Pick a layer "
+                    "whose output the score reads at every position: for a ViT, one before "
+                    "the last block's attention (its first LayerNorm, norm1 or ln_1, in the "
                     "pre-norm blocks of timm and torchvision, or the previous block); "
                     "otherwise an earlier layer"
                 )
