@@ -481,7 +481,11 @@ def test_layer_with_tuple_output(x: torch.Tensor) -> None:
             return self.head(self.pair(t)[0])
 
     model = Model()
-    with pytest.raises(TypeError, match="the target layer returned a tuple, not a tensor"):
+    with pytest.raises(
+        TypeError,
+        match=r"the target layer 'pair' returned a tuple, not a tensor; pass a reshape_transform"
+        r".*reshape_transform=lambda out: out\[0\] \(2 items\)",
+    ):
         GradCAM(model, "pair")(x)
     assert count_hooks(model) == {}
 

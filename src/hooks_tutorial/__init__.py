@@ -22,6 +22,8 @@ from .cam import (
     LayerCAM,
     ScoreCAM,
     XGradCAM,
+    ZeroMapWarning,
+    channels_last_reshape_transform,
     token_reshape_transform,
 )
 from .capture import (
@@ -86,10 +88,12 @@ __all__ = [
     "TraceResult",
     "TraceRow",
     "XGradCAM",
+    "ZeroMapWarning",
     "__version__",
     "cam",
     "capture_activations",
     "capture_gradients",
+    "channels_last_reshape_transform",
     "clip_gradients",
     "count_hooks",
     "data",

@@ -21,14 +21,21 @@ BatchNorm statistics).
 :class:`GuidedBackprop`   input saliency with guided ReLU gradients
 :class:`GuidedGradCAM`    guided backpropagation x Grad-CAM
 ========================  ==================================================
+
+A layer whose output is not ``[B, C, h, w]`` needs a ``reshape_transform``:
+:func:`token_reshape_transform` for transformer tokens ``[B, N, C]``,
+:func:`channels_last_reshape_transform` for channels-last maps ``[B, H, W,
+C]`` (timm's Swin), and a function of your own for a tuple or dict of
+levels (``lambda out: out["0"]``). A map that is zero everywhere comes with
+a :class:`ZeroMapWarning` naming the cause.
 """
 
 from __future__ import annotations
 
-from ._base import BaseCAM
+from ._base import BaseCAM, ZeroMapWarning
 from ._guided import GuidedBackprop, GuidedGradCAM
 from ._methods import CAM, EigenCAM, GradCAM, GradCAMPlusPlus, HiResCAM, LayerCAM, XGradCAM
-from ._reshape import token_reshape_transform
+from ._reshape import channels_last_reshape_transform, token_reshape_transform
 from ._score import ScoreCAM
 
 __all__ = [
@@ -43,5 +50,7 @@ __all__ = [
     "LayerCAM",
     "ScoreCAM",
     "XGradCAM",
+    "ZeroMapWarning",
+    "channels_last_reshape_transform",
     "token_reshape_transform",
 ]

@@ -21,11 +21,33 @@ from .._maps import normalize, upsample
 from .._scope import Scope
 from .._scoring import Target, eval_mode, resolve_target
 from ..hooks import HookGroup
+from ._reshape import check_channels_first, map_tensors, tensors_in
 
-__all__ = ["BaseCAM", "LayerRecord", "NoHooksHeld", "ReshapeTransform", "combine"]
+__all__ = [
+    "BaseCAM",
+    "LayerRecord",
+    "NoHooksHeld",
+    "ReshapeTransform",
+    "ZeroMapWarning",
+    "combine",
+]
 
-#: Maps a layer's activation (for example tokens ``[B, N, C]``) to ``[B, C, h, w]``.
-ReshapeTransform: TypeAlias = "Callable[[Tensor], Tensor]"
+#: Maps a layer's output (tokens ``[B, N, C]``, a tuple or dict of levels) to ``[B, C, h, w]``.
+ReshapeTransform: TypeAlias = "Callable[[Any], Tensor]"
+
+
+class ZeroMapWarning(UserWarning):
+    """A CAM map is zero at every position: the layer shows nothing for this score.
+
+    Raised as a warning (the map is still returned) when the score's gradient
+    with respect to a target layer's output is zero at every position of an
+    image, as at a ViT's last block, whose patch tokens the class-token head
+    never reads, a pyramid level that the score does not use, or a target
+    that selects nothing (an empty segmentation region); and, for
+    the methods without gradients, when the map itself is zero everywhere.
+    The message names the layer, the images and a layer to pick instead.
+    Silence it with ``warnings.simplefilter("ignore", ZeroMapWarning)``.
+    """
 
 
 def combine(maps: Sequence[Tensor], size: tuple[int, int], *, raw: bool) -> Tensor:
@@ -120,7 +142,16 @@ class BaseCAM(NoHooksHeld):
         The layer(s) whose output is explained, as modules or dotted names
         as :meth:`torch.nn.Module.named_modules` lists them (``"layer4.1"``).
     reshape_transform : callable, optional
-        Maps the layer's output (and its gradient) to ``[B, C, h, w]``.
+        Maps the layer's output to ``[B, C, h, w]``: transformer tokens
+        ``[B, N, C]`` (:func:`~hooks_tutorial.token_reshape_transform`), a
+        channels-last map ``[B, H, W, C]``
+        (:func:`~hooks_tutorial.channels_last_reshape_transform`), or the
+        tuple or dict that a layer such as a feature pyramid returns
+        (``lambda out: out["0"]`` picks one level). It receives the raw
+        output, and then the gradient in the same structure (each tensor
+        replaced by the score's gradient with respect to it, zeros where the
+        score does not use it), so it should only select and re-arrange
+        values: pick, reshape, permute, or concatenate levels of one size.
     relu : bool, default True
         Keep only the positive part of each map (the final ReLU of the
         methods); ``False`` gives the signed map.
@@ -212,13 +243,15 @@ class BaseCAM(NoHooksHeld):
         TypeError
             If ``x`` is not a tensor, the model output is not a tensor and
             ``target`` is not callable, the target layer's output is not a
-            tensor, or ``target`` has a wrong type.
+            tensor (a tuple or dict) and there is no ``reshape_transform``,
+            or ``target`` has a wrong type.
         ValueError
             If ``x`` is not 4-D (a single image ``[C, H, W]``: add a batch
             dimension with ``x.unsqueeze(0)``), the target layer's output is
-            not 4-D and there is no ``reshape_transform``, the number of
-            target indices does not match the batch, or a callable target
-            returns the wrong shape.
+            not 4-D, or is channels-last ``[B, H, W, C]`` by the layer's own
+            ``LayerNorm`` or ``Linear``, and there is no ``reshape_transform``,
+            the number of target indices does not match the batch, or a
+            callable target returns the wrong shape.
         IndexError
             If a target class index is out of range.
         RuntimeError
@@ -227,11 +260,20 @@ class BaseCAM(NoHooksHeld):
             ``torch.inference_mode()``.
         FloatingPointError
             If the activations or gradients contain NaN or infinity.
+
+        Warns
+        -----
+        ZeroMapWarning
+            If an image's map is zero at every position because the score's
+            gradient with respect to the layer's output is (gradient
+            methods), or the map itself is (the other methods).
         """
         x = check_input(x)
         if self.uses_gradients:
             check_grad_mode(type(self).__name__)
         maps = self._maps(x, target)
+        if not self.uses_gradients:  # the gradient methods check their gradients in _run
+            self._warn_zero_maps(maps)
         if self.relu:
             maps = [m.clamp(min=0) for m in maps]
         return combine(maps, (x.shape[-2], x.shape[-1]), raw=raw)
@@ -253,8 +295,8 @@ class BaseCAM(NoHooksHeld):
         ``uses_gradients``).
         """
         batch = x.shape[0]
-        records: list[list[Tensor]] = [[] for _ in self.layers]
-        grads: list[Tensor] | None = None
+        records: list[list[object]] = [[] for _ in self.layers]
+        grads: list[Any] | None = None
         indices: Tensor | None = None
         grad_mode = torch.enable_grad() if self.uses_gradients else torch.no_grad()
         scope = Scope()
@@ -265,48 +307,44 @@ class BaseCAM(NoHooksHeld):
                 with scope:
                     output = self.model(x)
             kept = self._last_calls(records)
-            activations = self._checked([a.detach() for a in kept], "activations of layer", batch)
+            detached = [map_tensors(Tensor.detach, k) for k in kept]
+            activations = self._checked(detached, "activations of layer", batch)
             if self.uses_target:
                 scores, indices = resolve_target(output, target, batch)
                 if self.uses_gradients:
                     grads = self._gradients(scores, kept)
         if grads is not None:
             grads = self._checked(grads, "gradients at layer", batch)
+            self._warn_zero_gradients(grads)
         return LayerRecord(activations, grads, indices)
 
     def _record(
-        self, records: list[Tensor], module: nn.Module, args: tuple[Any, ...], output: Any
-    ) -> Tensor | None:
+        self, records: list[object], module: nn.Module, args: tuple[Any, ...], output: Any
+    ) -> Any:
+        # The output may be a tensor or a tuple or dict of them (a feature
+        # pyramid); reshape_transform turns it into [B, C, h, w] after the pass.
         del module, args
-        if not isinstance(output, Tensor):
-            msg = (
-                f"the target layer returned a {type(output).__name__}, not a tensor; pick a "
-                "layer whose output is a tensor [B, C, H, W] (or [B, tokens, C] together "
-                "with reshape_transform)"
-            )
-            raise TypeError(msg)
         if not self.uses_gradients:
-            records.append(output.detach().clone())
+            records.append(map_tensors(lambda t: t.detach().clone(), output))
             return None
         # Keep the output itself (for torch.autograd.grad) and hand the rest of
         # the model a clone, so that in-place operations after the layer (such
         # as ReLU(inplace=True) or "out += identity") change the clone only.
-        # A frozen model (no parameter requires grad) gets a leaf to differentiate.
-        kept = output if output.requires_grad else output.detach().requires_grad_(True)
+        kept = map_tensors(_differentiable, output)
         records.append(kept)
-        return kept.clone()
+        return map_tensors(Tensor.clone, kept)
 
-    def _checked(self, tensors: list[Tensor], what: str, batch: int) -> list[Tensor]:
-        """Reshape each layer's tensor to ``[B, C, h, w]`` and check that it is finite."""
+    def _checked(self, outputs: list[Any], what: str, batch: int) -> list[Tensor]:
+        """Reshape each layer's output to ``[B, C, h, w]`` and check that it is finite."""
         out = [
-            self._transform(t, name, batch)
-            for t, (name, _) in zip(tensors, self.layers, strict=True)
+            self._transform(t, name, module, batch)
+            for t, (name, module) in zip(outputs, self.layers, strict=True)
         ]
         for t, (name, _) in zip(out, self.layers, strict=True):
             check_finite(t, f"{what} {name!r}")
         return out
 
-    def _last_calls(self, records: list[list[Tensor]]) -> list[Tensor]:
+    def _last_calls(self, records: list[list[object]]) -> list[object]:
         kept = []
         for record, (name, _) in zip(records, self.layers, strict=True):
             if not record:
@@ -329,7 +367,8 @@ class BaseCAM(NoHooksHeld):
             kept.append(record[-1])
         return kept
 
-    def _gradients(self, scores: Tensor, kept: list[Tensor]) -> list[Tensor]:
+    def _gradients(self, scores: Tensor, kept: list[object]) -> list[object]:
+        """The score's gradient with respect to each layer's output, in the output's structure."""
         if not scores.requires_grad:
             msg = (
                 "the score does not depend on anything that requires grad (is the output "
@@ -339,22 +378,58 @@ class BaseCAM(NoHooksHeld):
             raise RuntimeError(msg)
         # torch.autograd.grad differentiates only down to the captured outputs and
         # never touches the parameters' .grad (unlike .backward()).
-        grads: tuple[Tensor | None, ...] = torch.autograd.grad(
-            scores.sum(), kept, allow_unused=True
+        inputs = [t for k in kept for t in tensors_in(k) if t.requires_grad]
+        grads: tuple[Tensor | None, ...] = (
+            torch.autograd.grad(scores.sum(), inputs, allow_unused=True) if inputs else ()
         )
-        out: list[Tensor] = []
-        for g, a, (name, _) in zip(grads, kept, self.layers, strict=True):
-            if g is None:
+        grad_of = {id(t): g for t, g in zip(inputs, grads, strict=True)}
+        out: list[object] = []
+        for k, (name, _) in zip(kept, self.layers, strict=True):
+            if all(grad_of.get(id(t)) is None for t in tensors_in(k)):
                 msg = (
                     f"the score does not depend on the output of layer {name!r}; pick a "
                     "layer on the path from the input to the explained score"
                 )
                 raise RuntimeError(msg)
-            out.append(g.reshape(a.shape))
+            # One level of a pyramid that the score does not use gets a zero gradient.
+            out.append(map_tensors(lambda t: _gradient_or_zeros(grad_of.get(id(t)), t), k))
         return out
 
-    def _transform(self, t: Tensor, name: str, batch: int) -> Tensor:
-        shape_in = tuple(t.shape)
+    def _warn_zero_gradients(self, grads: list[Tensor]) -> None:
+        """Warn for each layer whose gradient is zero at every position of an image."""
+        for g, (name, _) in zip(grads, self.layers, strict=True):
+            zero = ~g.flatten(1).any(dim=1)
+            if zero.any():
+                msg = (
+                    f"the map of layer {name!r} is zero for {_images(zero)}: the score's "
+                    "gradient with respect to this layer's output is zero at every position, "
+                    "so the score does not depend on it through these positions (as at a "
+                    "ViT's last block, whose patch tokens the class-token head never reads, "
+                    "at a pyramid level the score does not use, or with a target that "
+                    "selects nothing, such as an empty segmentation region). Pick a layer "
+                    "whose output the score reads at every position: for a ViT, one before "
+                    "the last block's attention (its first LayerNorm, norm1 or ln_1, in the "
+                    "pre-norm blocks of timm and torchvision, or the previous block); "
+                    "otherwise an earlier layer"
+                )
+                warnings.warn(msg, ZeroMapWarning, stacklevel=5)
+
+    def _warn_zero_maps(self, maps: list[Tensor]) -> None:
+        """Warn for each layer whose map is zero at every position of an image."""
+        for m, (name, _) in zip(maps, self.layers, strict=True):
+            zero = ~m.flatten(1).any(dim=1)
+            if zero.any():
+                msg = (
+                    f"the map of layer {name!r} is zero for {_images(zero)}: "
+                    f"{type(self).__name__} found nothing to weight in this layer's output "
+                    "(for example, its activations are the same at every position, or zero "
+                    "everywhere). Pick a layer whose activations vary over the image, for "
+                    "example an earlier layer"
+                )
+                warnings.warn(msg, ZeroMapWarning, stacklevel=3)
+
+    def _transform(self, t: Any, name: str, module: nn.Module, batch: int) -> Tensor:
+        shape_in = tuple(t.shape) if isinstance(t, Tensor) else f"a {type(t).__name__}"
         if self.reshape_transform is not None:
             reshaped: object = self.reshape_transform(t)
             if (
@@ -374,6 +449,13 @@ class BaseCAM(NoHooksHeld):
                 )
                 raise ValueError(msg)
             return reshaped
+        if not isinstance(t, Tensor):
+            msg = (
+                f"the target layer {name!r} returned {shape_in}, not a tensor; pass a "
+                "reshape_transform that turns it into a tensor [B, C, h, w], for example "
+                f"reshape_transform={_picker(t)}, or pick a layer whose output is a tensor"
+            )
+            raise TypeError(msg)
         if t.dim() != 4:
             hint = (
                 "; for transformer tokens [B, tokens, C] pass "
@@ -392,4 +474,35 @@ class BaseCAM(NoHooksHeld):
                 f"{batch}; pass a reshape_transform that puts the batch first"
             )
             raise ValueError(msg)
+        check_channels_first(t, module, name)
         return t
+
+
+def _differentiable(t: Tensor) -> Tensor:
+    """``t`` itself, or for a frozen model (nothing requires grad) a leaf to differentiate."""
+    if t.requires_grad or not t.is_floating_point():
+        return t
+    return t.detach().requires_grad_(True)
+
+
+def _gradient_or_zeros(grad: Tensor | None, t: Tensor) -> Tensor:
+    return torch.zeros_like(t) if grad is None else grad.reshape(t.shape)
+
+
+def _images(zero: Tensor) -> str:
+    """``"all 4 image(s)"`` or ``"image(s) 0, 3 of 4"``, for a boolean mask over the batch."""
+    if bool(zero.all()):
+        return f"all {len(zero)} image(s)"
+    which = [str(i) for i in zero.nonzero()[:, 0].tolist()]
+    shown = ", ".join(which[:8]) + (f" and {len(which) - 8} more" if len(which) > 8 else "")
+    return f"image(s) {shown} of {len(zero)}"
+
+
+def _picker(output: object) -> str:
+    """A ``reshape_transform`` that picks the first tensor of a tuple or dict, as text."""
+    if isinstance(output, dict) and output:
+        key = next(iter(output))
+        return f"lambda out: out[{key!r}] (keys: {', '.join(map(repr, output))})"
+    if isinstance(output, (tuple, list)) and output:
+        return f"lambda out: out[0] ({len(output)} items)"
+    return "lambda out: ..."
