@@ -45,6 +45,8 @@ both failures and how the library's hooks avoid them.
 
 import functools
 import inspect
+import textwrap
+import warnings
 
 import torch
 import torchvision
@@ -310,12 +312,26 @@ assert cam(images).shape == (2, 64, 64)
 # output: their gradient, and with it the map, is zero.
 
 last = ht.GradCAM(vit, "blocks.1", reshape_transform=ht.token_reshape_transform)
-print("largest value of the raw map at blocks.1:", last(images, raw=True).abs().max().item())
+with warnings.catch_warnings(record=True) as caught:  # to print the warning below
+    warnings.simplefilter("always", ht.ZeroMapWarning)
+    last_map = last(images, raw=True)
+print("largest value of the raw map at blocks.1:", last_map.abs().max().item())
+print(caught[0].category.__name__ + ":")
+print(textwrap.fill(str(caught[0].message), width=72))
 
 # sphinx_gallery_start_ignore
 # "their gradient, and with it the map, is zero": exactly, no gradient path exists
-assert last(images, raw=True).abs().max() == 0
+assert last_map.abs().max() == 0
+# "the library warns": one ZeroMapWarning, naming this layer and a layer that works
+assert [w.category for w in caught] == [ht.ZeroMapWarning], caught
+assert "'blocks.1'" in str(caught[0].message) and "norm1" in str(caught[0].message)
 # sphinx_gallery_end_ignore
+
+# %%
+# The library warns when a map is zero at every position
+# (:class:`~hooks_tutorial.ZeroMapWarning`), names the likely causes and
+# suggests a layer that works. The page records the warning to print it;
+# in your own code it appears by itself.
 
 # %%
 # When the tokens do not fit a grid
@@ -402,7 +418,6 @@ assert ht.count_hooks(vit).total == ht.count_hooks(vit_registers).total == 0
 # downsampling branches and the whole blocks work, and ``finally`` leaves 0
 # hooks on the model.
 
-import warnings
 
 failing = []
 with warnings.catch_warnings():

@@ -54,6 +54,7 @@ which of the two points at the object more often?
 # the class token. Only the encoder and the head are trained.
 
 import inspect
+import warnings
 
 import matplotlib.pyplot as plt
 import torch
@@ -280,13 +281,17 @@ assert (row_sums - 1).abs().max() < 1e-5
 
 last_block = "encoder.layers.encoder_layer_1"
 cam_output = ht.GradCAM(model, last_block, reshape_transform=ht.token_reshape_transform)
-output_maps = cam_output(test.images)
+with warnings.catch_warnings(record=True) as caught:  # to print the warning's first words
+    warnings.simplefilter("always", ht.ZeroMapWarning)
+    output_maps = cam_output(test.images)
+print(caught[0].category.__name__ + ":", str(caught[0].message).split(":")[0])
 print(f"largest value of the maps at the last block's output: {output_maps.max().item():.2f}")
 print(f"all-zero maps: {int((output_maps.flatten(1) == 0).all(dim=1).sum())} of {len(output_maps)}")
 
 # sphinx_gallery_start_ignore
 # "Every map is zero"
 assert (output_maps == 0).all()
+assert [w.category for w in caught] == [ht.ZeroMapWarning], caught
 # sphinx_gallery_end_ignore
 
 # %%
