@@ -207,7 +207,8 @@ def release_groups(mesh):
     process ends (the first of equal meshes: later ones reuse its entries), and
     the mesh holds its process groups (in a registry that only ``torch.compile``
     reads): ``destroy_process_group`` could not free them. A torch whose mesh
-    has no such registry keeps no group in it: there is nothing to release.
+    has no such registry (torch 2.9) keeps no group in it: there is nothing to
+    release.
     """
     getattr(mesh, "_pg_registry", {}).clear()
 

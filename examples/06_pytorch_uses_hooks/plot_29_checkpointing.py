@@ -258,11 +258,11 @@ assert any("use_reentrant parameter should be passed explicitly" in str(w.messag
 #
 # Autograd keeps the tensors it saved for the backward pass until that pass
 # runs. A saved-tensor hook sees each one as it is saved, so we can add up
-# their bytes, as on :doc:`/auto_examples/03_tensor_hooks/plot_12_saved_tensor_hooks`:
-# distinct storages, parameters excluded (they stay in memory anyway), and
-# empty ones too (torch 2.9's checkpoint saves an empty tensor per block). This
-# count is exact and the same on every run, unlike a reading of the process's
-# memory.
+# their bytes, as on
+# :doc:`/auto_examples/03_tensor_hooks/plot_12_saved_tensor_hooks`: distinct
+# storages, parameters excluded (they stay in memory anyway), and empty ones
+# too (torch 2.9's checkpoint saves an empty tensor per block). This count is
+# exact and the same on every run, unlike a reading of the process's memory.
 
 
 def bytes_saved_for_backward(net):

@@ -53,12 +53,14 @@ which starts the processes. Keep the four files in one folder.
 # ----------------------------
 #
 # Each process (a *rank*) runs ``_ddp_worker.py`` with its rank, the number of
-# ranks and a free TCP port on ``127.0.0.1`` where the ranks meet.
-# ``run_ranks`` from ``_launch.py`` starts them and returns what each one
-# printed, a JSON report; this page prints the reports in rank order, so the
-# output is the same on every run. A deadline bounds the run: a rank still
-# running after it, or after another rank failed, is killed, and
-# ``run_ranks`` raises an error (with the messages of the rank that failed).
+# ranks, a free TCP port on ``127.0.0.1`` where the ranks meet, and the path
+# of a file for its report. ``run_ranks`` from ``_launch.py`` starts them and
+# returns what each one wrote there, a JSON report (a file, not the standard
+# output, where libraries print messages of their own: gloo does in torch
+# 2.9); this page prints the reports in rank order, so the output is the same
+# on every run. A deadline bounds the run: a rank still running after it, or
+# after another rank failed, is killed, and ``run_ranks`` raises an error
+# (with the messages of the rank that failed).
 
 import torch
 from _launch import run_ranks
@@ -283,19 +285,23 @@ total = 2600 * 2600 + 2600 + 2600 + 1
 assert total * 4 > 25 * 2**20 > 2**20 > 314
 assert first_layouts["False"] == [total], first_layouts
 assert first_layouts["True"] == [1, 2600, 2600, 2600 * 2600], first_layouts  # one per parameter
+# "(in torch 2.9 as in torch 2.14)": these checks passed on torch 2.9.1 and 2.14.1; with
+# another torch, run the page and name its version in the prose (both languages)
+torch_version = ".".join(torch.__version__.split(".")[:2])
+assert torch_version in {"2.9", "2.14"}, torch.__version__
 # sphinx_gallery_end_ignore
 
 # %%
-# In the first step DDP used one bucket for all 212 values. That is how
-# torch 2.14, the version printed at the top, lays out the first step when
-# ``find_unused_parameters`` keeps its default, ``False``: DDP does not know
-# yet in which order the gradients become ready, so it gives the first
-# layout no size limit at all (``sys.maxsize``). During that step it records
-# the order, and from the second step on it uses buckets in that order (last
-# layer first), each closed as soon as it holds 314 bytes or more (our
-# ``bucket_cap_mb=0.0003``): two buckets, of 84 and 128 values, that is 336
-# and 512 bytes. Every rank logged the same buckets, and the gradients agree.
-# Other settings lay out the first step differently (exercise 4).
+# In the first step DDP used one bucket for all 212 values. That is how DDP
+# lays out the first step when ``find_unused_parameters`` keeps its default,
+# ``False`` (in torch 2.9 as in torch 2.14): it does not know yet in which
+# order the gradients become ready, so it gives the first layout no size limit
+# at all. During that step it records the order, and from the second step on
+# it uses buckets in that order (last layer first), each closed as soon as it
+# holds 314 bytes or more (our ``bucket_cap_mb=0.0003``): two buckets, of 84
+# and 128 values, that is 336 and 512 bytes. Every rank logged the same
+# buckets, and the gradients agree. Other settings lay out the first step
+# differently (exercise 4).
 #
 # FSDP2: parameters gathered in a pre-hook, freed in a hook
 # ---------------------------------------------------------
@@ -350,15 +356,17 @@ for s in (v["fsdp2_hooks"] for v in values):
 # ``torch.distributed``, but the group, with its gloo threads, lives on as
 # long as some object still refers to it: a DDP model or an FSDP state caught
 # in a reference cycle (until the garbage collector frees it), or FSDP's
-# ``DeviceMesh``. In torch 2.14 (printed at the top), DTensor's caches keep
-# that mesh until the process ends (each rank counts the meshes still alive
-# after the sections, below), which is why ``fsdp2_hooks`` ends with
-# ``release_groups``. A process that exits while the group's threads still run can abort after it
-# has printed its report: a gloo thread that frees a finished collective must
-# take Python's GIL, and a Python that is shutting down ends such a thread,
-# which kills the process ("terminate called without an active exception").
-# So the worker collects the garbage before it destroys the group, and checks
-# with a weak reference that the group is gone:
+# ``DeviceMesh``. DTensor's caches keep that mesh until the process ends (in
+# torch 2.9 as in torch 2.14; each rank counts the meshes still alive after
+# the sections, below), and in torch 2.14 the mesh holds the process group,
+# which is why ``fsdp2_hooks`` ends with ``release_groups`` (torch 2.9's mesh
+# holds none: there it releases nothing). A process that exits while the
+# group's threads still run can abort after it has written its report: a gloo
+# thread that frees a finished collective must take Python's GIL, and a Python
+# that is shutting down ends such a thread, which kills the process
+# ("terminate called without an active exception"). So the worker collects the
+# garbage before it destroys the group, and checks with a weak reference that
+# the group is gone:
 #
 # .. literalinclude:: /../examples/06_pytorch_uses_hooks/_ddp_worker.py
 #    :pyobject: release_groups
@@ -372,6 +380,14 @@ show("tear_down")
 # "DTensor's caches keep that mesh until the process ends ... which is why fsdp2_hooks ends
 # with release_groups"; "Both ranks freed the group before they exited"
 assert [v["tear_down"] for v in values] == [{"meshes": 1, "freed": True}] * 2, values
+# "in torch 2.14 the mesh holds the process group ... (torch 2.9's mesh holds none: there it
+# releases nothing)": the registry that release_groups empties
+import inspect
+
+import torch.distributed.device_mesh
+
+registry = "_pg_registry" in inspect.getsource(torch.distributed.device_mesh)
+assert registry == (torch_version == "2.14"), (torch.__version__, registry)
 # sphinx_gallery_end_ignore
 
 # %%
@@ -498,12 +514,12 @@ for s in (s["reshard_after_forward"] for s in solutions):
 # .. rst-class:: solution
 #
 # **Solution 4.** Three buckets, of 4, 80 and 128 values, in step 0 and in
-# every step after it: with ``find_unused_parameters=True``, torch 2.14 caps
-# the buckets from the first step on. It cuts them along
-# ``model.parameters()`` (``0.weight`` alone fills the first, ``0.bias`` and
-# ``2.weight`` the next, ``2.bias`` is left over) and uses them last bucket
-# first. It never rebuilds them, because the set of gradients that become
-# ready may change from one step to the next.
+# every step after it: with ``find_unused_parameters=True``, DDP caps the
+# buckets from the first step on (torch 2.9 and torch 2.14 alike). It cuts
+# them along ``model.parameters()`` (``0.weight`` alone fills the first,
+# ``0.bias`` and ``2.weight`` the next, ``2.bias`` is left over) and uses them
+# last bucket first. It never rebuilds them, because the set of gradients that
+# become ready may change from one step to the next.
 #
 # .. literalinclude:: /../examples/06_pytorch_uses_hooks/_ddp_solutions.py
 #    :pyobject: find_unused_parameters

@@ -178,10 +178,10 @@ assert ht.count_hooks(net).total == 0
 
 # %%
 # **Cause.** ``register_full_backward_hook`` wraps the module's output in a
-# special autograd function so that it can see the gradient (the message names
-# it ``BackwardHookFunction``; torch 2.9 says ``BackwardHookFunctionBackward``);
-# an in-place operation on that wrapped output would bypass it, so PyTorch
-# refuses, already in the *forward* pass.
+# special autograd function so that it can see the gradient (torch 2.14's
+# message names it ``BackwardHookFunction``, torch 2.9's
+# ``BackwardHookFunctionBackward``); an in-place operation on that wrapped
+# output would bypass it, so PyTorch refuses, already in the *forward* pass.
 #
 # **Fix.** Record the gradient with a tensor hook registered from a forward
 # hook (the pattern of :doc:`/auto_examples/03_tensor_hooks/plot_14_pitfalls`),
