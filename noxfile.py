@@ -63,31 +63,33 @@ def _oldest(requirement: str) -> str:
 
 # the oldest torch and torchvision that pyproject.toml allows (nox -s oldest tests them)
 OLDEST_TORCH = [_oldest(d) for d in TORCH]
-# Wheels that shared_torch downloaded, kept outside the clone (CI clones afresh). pip's
-# own cache cannot stand in: it keeps only downloads whose response allows caching, and
-# here none of the package index's does (its cache stayed empty after torch's 4 GB).
-WHEELHOUSE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / (
-    "hooks-tutorial-wheels"
+# Where shared_torch keeps its installs of torch: outside the clone, since CI clones afresh
+TORCH_LAYERS = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / (
+    "hooks-tutorial-torch"
 )
 
 
-def shared_torch(session: nox.Session, pins: list[str] = TORCH, name: str = "_torch") -> None:
+def shared_torch(session: nox.Session, pins: list[str] = TORCH, name: str = "torch") -> None:
     """Make torch and torchvision importable from one install that the sessions share.
 
     From the package index torch comes with about 4 GB of CUDA libraries:
     installing it into each session's virtualenv took a minute or more per
     session (5.5 GB of disk each) and was most of a session's set-up. It is
-    installed once per clone, with ``pip install --target`` into
-    ``.nox/<name>-py<version>`` (again when ``pins`` change), and a ``.pth``
-    file in the session's site-packages appends that folder to ``sys.path``,
-    after the session's own packages. pip then sees torch as installed (and
-    checks its version against the requirements); everything else a session
-    needs still goes into its own virtualenv. ``pins`` are the requirements
-    to install: the project's own (``TORCH``), or ``OLDEST_TORCH``.
+    installed once per machine, with ``pip install --target`` into
+    ``TORCH_LAYERS/<name>-py<version>-<hash of pins>`` (again when ``pins``
+    change; the folders of older pins are then removed), and a ``.pth`` file
+    in the session's site-packages appends that folder to ``sys.path``, after
+    the session's own packages. pip then sees torch as installed (and checks
+    its version against the requirements); everything else a session needs
+    still goes into its own virtualenv. ``pins`` are the requirements to
+    install: the project's own (``TORCH``), or ``OLDEST_TORCH``.
 
-    The wheels come from ``WHEELHOUSE``: ``pip download`` fetches only those
-    not there yet, and the install reads nothing else (``--no-index``), so a
-    fresh clone of a machine that has run the session once downloads nothing.
+    Outside the clone, because CI runs in a fresh clone: unpacking torch took
+    72 s there, and downloading it (``OLDEST_TORCH`` comes from the package
+    index) about 3 minutes more, every run. pip's own cache cannot spare the
+    download: it keeps only responses that allow caching, and here the index's
+    do not (it stayed empty after torch's 4 GB). Delete the folder to install
+    torch afresh (a newer release that ``TORCH`` allows, say).
     """
     version = session.run(
         "python", "-c", "import sys; print('%d.%d' % sys.version_info[:2])", silent=True
@@ -97,19 +99,19 @@ def shared_torch(session: nox.Session, pins: list[str] = TORCH, name: str = "_to
     )
     assert isinstance(version, str)
     assert isinstance(site, str)
-    layer = Path(session.virtualenv.location).parent / f"{name}-py{version.strip()}"
-    stamp = layer / ".hooks-tutorial-installed"
-    digest = hashlib.sha256(" ".join(pins).encode()).hexdigest()
-    if not (stamp.is_file() and stamp.read_text() == digest):
-        shutil.rmtree(layer, ignore_errors=True)
-        wheels = ["--find-links", str(WHEELHOUSE)]
-        session.run("python", "-m", "pip", "download", "--dest", str(WHEELHOUSE), *pins)
-        session.run(
-            "python", "-m", "pip", "install", "--no-index", *wheels, "--target", str(layer), *pins
-        )
-        stamp.write_text(digest)
-    else:
+    digest = hashlib.sha256(" ".join(pins).encode()).hexdigest()[:12]
+    prefix = f"{name}-py{version.strip()}-"
+    layer = TORCH_LAYERS / f"{prefix}{digest}"
+    if layer.is_dir():
         session.log(f"torch: the shared install in {layer}")
+    else:
+        partial = TORCH_LAYERS / f"{prefix}{digest}.partial"  # renamed once complete
+        shutil.rmtree(partial, ignore_errors=True)
+        session.run("python", "-m", "pip", "install", "--target", str(partial), *pins)
+        partial.rename(layer)
+        for old in TORCH_LAYERS.glob(f"{prefix}*"):
+            if old != layer:
+                shutil.rmtree(old, ignore_errors=True)
     (Path(site.strip()) / "_hooks_tutorial_torch.pth").write_text(f"{layer}\n")
 
 
@@ -420,15 +422,16 @@ def oldest(session: nox.Session) -> None:
 
     After ``nox -s docs build``, like ``downloads``, in an environment like
     its own but with torch and torchvision pinned to the floors of their
-    requirements (``OLDEST_TORCH``, installed once per clone, as
-    ``shared_torch`` does the newest), and the test and peers groups: first
-    the unit tests and the docstrings' examples, on the clone's source (the
-    wheel holds the same files: ``nox -s build`` checks it), then each page's
-    English notebook, from the wheel, outside the clone. The notebooks hold
-    no hidden checks: the pages' prose is checked by ``nox -s docs``, on the
-    newest torch.
+    requirements (``OLDEST_TORCH``, installed once per machine by
+    ``shared_torch``), and the test and peers groups: first the unit tests
+    and the docstrings' examples, on the clone's source (the wheel holds the
+    same files: ``nox -s build`` checks it), then each page's English
+    notebook, from the wheel, outside the clone. The notebooks hold no hidden
+    checks: ``nox -s docs`` checks the pages' prose, on the newest torch (the
+    pages that name torch 2.9 were checked on it by hand: run them with this
+    session's Python).
     """
-    shared_torch(session, OLDEST_TORCH, "_torch-oldest")
+    shared_torch(session, OLDEST_TORCH, "torch-oldest")
     _install_wheel(session)
     session.install(*nox.project.dependency_groups(PYPROJECT, "test", "peers"))
     session.run("python", "-c", "import torch; print('torch', torch.__version__)")
