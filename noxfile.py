@@ -12,6 +12,7 @@
 - ``nox -s e2e``           audit the built site in headless Chromium (after ``docs``)
 - ``nox -s build``         build the sdist and wheel into dist/ and check them
 - ``nox -s downloads``     check every download; run each page's notebook with the built wheel
+- ``nox -s oldest``        the unit tests and every page's notebook on the oldest torch allowed
 - ``nox -s inventories``   refresh the intersphinx inventories in ``docs/_intersphinx``
 """
 
@@ -52,18 +53,43 @@ TORCH = [
 ]
 
 
-def shared_torch(session: nox.Session) -> None:
+def _oldest(requirement: str) -> str:
+    """``torch==2.9.1`` for ``torch>=2.9.1``: the oldest release the project supports."""
+    parsed = Requirement(requirement)
+    (floor,) = parsed.specifier  # one clause, a floor: what `nox -s oldest` can pin
+    assert floor.operator == ">=", requirement
+    return f"{parsed.name}=={floor.version}"
+
+
+# the oldest torch and torchvision that pyproject.toml allows (nox -s oldest tests them)
+OLDEST_TORCH = [_oldest(d) for d in TORCH]
+# Where shared_torch keeps its installs of torch: outside the clone, since CI clones afresh
+TORCH_LAYERS = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / (
+    "hooks-tutorial-torch"
+)
+
+
+def shared_torch(session: nox.Session, pins: list[str] = TORCH, name: str = "torch") -> None:
     """Make torch and torchvision importable from one install that the sessions share.
 
     From the package index torch comes with about 4 GB of CUDA libraries:
     installing it into each session's virtualenv took a minute or more per
     session (5.5 GB of disk each) and was most of a session's set-up. It is
-    installed once per clone, with ``pip install --target`` into
-    ``.nox/_torch-py<version>`` (again when the project's torch requirements
-    change), and a ``.pth`` file in the session's site-packages appends that
-    folder to ``sys.path``, after the session's own packages. pip then sees
-    torch as installed (and checks its version against the requirements);
-    everything else a session needs still goes into its own virtualenv.
+    installed once per machine, with ``pip install --target`` into
+    ``TORCH_LAYERS/<name>-py<version>-<hash of pins>`` (again when ``pins``
+    change; the folders of older pins are then removed), and a ``.pth`` file
+    in the session's site-packages appends that folder to ``sys.path``, after
+    the session's own packages. pip then sees torch as installed (and checks
+    its version against the requirements); everything else a session needs
+    still goes into its own virtualenv. ``pins`` are the requirements to
+    install: the project's own (``TORCH``), or ``OLDEST_TORCH``.
+
+    Outside the clone, because CI runs in a fresh clone: unpacking torch took
+    72 s there, and downloading it (``OLDEST_TORCH`` comes from the package
+    index) about 3 minutes more, every run. pip's own cache cannot spare the
+    download: it keeps only responses that allow caching, and here the index's
+    do not (it stayed empty after torch's 4 GB). Delete the folder to install
+    torch afresh (a newer release that ``TORCH`` allows, say).
     """
     version = session.run(
         "python", "-c", "import sys; print('%d.%d' % sys.version_info[:2])", silent=True
@@ -73,15 +99,19 @@ def shared_torch(session: nox.Session) -> None:
     )
     assert isinstance(version, str)
     assert isinstance(site, str)
-    layer = Path(session.virtualenv.location).parent / f"_torch-py{version.strip()}"
-    stamp = layer / ".hooks-tutorial-installed"
-    digest = hashlib.sha256(" ".join(TORCH).encode()).hexdigest()
-    if not (stamp.is_file() and stamp.read_text() == digest):
-        shutil.rmtree(layer, ignore_errors=True)
-        session.run("python", "-m", "pip", "install", "--target", str(layer), *TORCH)
-        stamp.write_text(digest)
-    else:
+    digest = hashlib.sha256(" ".join(pins).encode()).hexdigest()[:12]
+    prefix = f"{name}-py{version.strip()}-"
+    layer = TORCH_LAYERS / f"{prefix}{digest}"
+    if layer.is_dir():
         session.log(f"torch: the shared install in {layer}")
+    else:
+        partial = TORCH_LAYERS / f"{prefix}{digest}.partial"  # renamed once complete
+        shutil.rmtree(partial, ignore_errors=True)
+        session.run("python", "-m", "pip", "install", "--target", str(partial), *pins)
+        partial.rename(layer)
+        for old in TORCH_LAYERS.glob(f"{prefix}*"):
+            if old != layer:
+                shutil.rmtree(old, ignore_errors=True)
     (Path(site.strip()) / "_hooks_tutorial_torch.pth").write_text(f"{layer}\n")
 
 
@@ -348,6 +378,31 @@ def build(session: nox.Session) -> None:
     _check_wheel(session, wheel, sdist)
 
 
+def _install_wheel(session: nox.Session) -> None:
+    """Install the wheel in dist/, what its pages need, and a Jupyter kernel to run them.
+
+    Needs torch in the session already (``shared_torch``).
+    """
+    wheels = sorted(DIST.glob("*.whl"))
+    if not wheels or not (BUILD / "html" / "zh_CN" / "index.html").is_file():
+        session.error("run `nox -s docs build` first (a built site and a wheel in dist/)")
+    # the wheel, plus what the README tells readers to add: page 23's photos, page 37's nnsight
+    session.install(str(wheels[-1]), "scikit-image>=0.22", "nnsight>=0.8.1,<0.9")
+    session.install("nbclient>=0.10", "ipykernel>=6", "nbformat>=5")  # to run the notebooks
+    session.run("python", "-m", "ipykernel", "install", "--sys-prefix", "--name", "python3")
+
+
+def _run_downloads(session: nox.Session, *options: str) -> None:
+    """Run tests/downloads/run_downloads.py on the built site, outside the clone."""
+    session.chdir(session.create_tmp())  # not the clone: `import hooks_tutorial` is the wheel
+    session.run(
+        "python",
+        str(ROOT / "tests" / "downloads" / "run_downloads.py"),
+        str(BUILD / "html"),
+        *options,
+    )
+
+
 @nox.session(default=False)
 def downloads(session: nox.Session) -> None:
     """Check every download of both languages; run each page's code once, from the wheel.
@@ -360,21 +415,32 @@ def downloads(session: nox.Session) -> None:
     tests/downloads/run_downloads.py, whose ``--all`` runs every download),
     and no notebook's Markdown holds reST.
     """
-    wheels = sorted(DIST.glob("*.whl"))
-    if not wheels or not (BUILD / "html" / "zh_CN" / "index.html").is_file():
-        session.error("run `nox -s docs build` first (a built site and a wheel in dist/)")
     shared_torch(session)
-    # the wheel, plus what the README tells readers to add: page 23's photos, page 37's nnsight
-    session.install(str(wheels[-1]), "scikit-image>=0.22", "nnsight>=0.8.1,<0.9")
-    session.install("nbclient>=0.10", "ipykernel>=6", "nbformat>=5")  # to run the notebooks
-    session.run("python", "-m", "ipykernel", "install", "--sys-prefix", "--name", "python3")
-    session.chdir(session.create_tmp())  # not the clone: `import hooks_tutorial` is the wheel
-    session.run(
-        "python",
-        str(ROOT / "tests" / "downloads" / "run_downloads.py"),
-        str(BUILD / "html"),
-        *session.posargs,
-    )
+    _install_wheel(session)
+    _run_downloads(session, *session.posargs)
+
+
+@nox.session(default=False)
+def oldest(session: nox.Session) -> None:
+    """Run the unit tests and every page's notebook on the oldest torch pyproject.toml allows.
+
+    After ``nox -s docs build``, like ``downloads``, in an environment like
+    its own but with torch and torchvision pinned to the floors of their
+    requirements (``OLDEST_TORCH``, installed once per machine by
+    ``shared_torch``), and the test and peers groups: first the unit tests
+    and the docstrings' examples, on the clone's source (the wheel holds the
+    same files: ``nox -s build`` checks it), then each page's English
+    notebook, from the wheel, outside the clone. The notebooks hold no hidden
+    checks: ``nox -s docs`` checks the pages' prose, on the newest torch (the
+    pages that name torch 2.9 were checked on it by hand: run them with this
+    session's Python).
+    """
+    shared_torch(session, OLDEST_TORCH, "torch-oldest")
+    _install_wheel(session)
+    session.install(*nox.project.dependency_groups(PYPROJECT, "test", "peers"))
+    session.run("python", "-c", "import torch; print('torch', torch.__version__)")
+    session.run("pytest", "-p", "no:cacheprovider", env={"PYTHONPATH": str(ROOT / "src")})
+    _run_downloads(session, *session.posargs)
 
 
 @nox.session(default=False)

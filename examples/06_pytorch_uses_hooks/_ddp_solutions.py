@@ -4,9 +4,10 @@
 
 The page starts one copy of this script per rank, as it does ``_ddp_worker.py``:
 ``run_ranks("_ddp_solutions.py")`` runs ``python _ddp_solutions.py RANK
-WORLD_SIZE PORT``. Each copy joins the process group, runs the four solutions
-below one after the other with ``_ddp_worker.main``, tears the group down and
-prints one JSON line, its report. Keep this file next to ``_ddp_worker.py``.
+WORLD_SIZE PORT REPORT``. Each copy joins the process group, runs the four
+solutions below one after the other with ``_ddp_worker.main``, tears the group
+down and writes its report to the file REPORT. Keep this file next to
+``_ddp_worker.py``.
 """
 
 from __future__ import annotations

@@ -3,11 +3,11 @@
 """One rank of the two-process run of ``plot_30_distributed_data_parallel.py``.
 
 The page starts one copy of this script per rank with ``run_ranks`` from
-``_launch.py``: ``python _ddp_worker.py RANK WORLD_SIZE PORT``. Each copy joins
-the process group, runs the sections below one after the other, tears the
-group down, and prints one JSON line: what this rank saw, section by section
-(the lines it logged, and under ``"values"`` what each section returned, for
-the page's checks). ``_ddp_solutions.py`` runs the exercises' solutions the
+``_launch.py``: ``python _ddp_worker.py RANK WORLD_SIZE PORT REPORT``. Each
+copy joins the process group, runs the sections below one after the other,
+tears the group down, and writes its report as JSON to the file REPORT: what
+this rank saw, section by section (the lines it logged, and under ``"values"``
+what each section returned, for the page's checks). ``_ddp_solutions.py`` runs the exercises' solutions the
 same way. Keep this file next to the page's script.
 """
 
@@ -18,6 +18,7 @@ import json
 import sys
 import weakref
 from datetime import timedelta
+from pathlib import Path
 
 import torch
 import torch.distributed as dist
@@ -206,7 +207,8 @@ def release_groups(mesh):
     process ends (the first of equal meshes: later ones reuse its entries), and
     the mesh holds its process groups (in a registry that only ``torch.compile``
     reads): ``destroy_process_group`` could not free them. A torch whose mesh
-    has no such registry keeps no group in it: there is nothing to release.
+    has no such registry (torch 2.9) keeps no group in it: there is nothing to
+    release.
     """
     getattr(mesh, "_pg_registry", {}).clear()
 
@@ -230,6 +232,7 @@ SECTIONS = [
 
 def main(sections=SECTIONS):
     rank, world_size, port = (int(arg) for arg in sys.argv[1:4])
+    report_file = Path(sys.argv[4])  # where run_ranks reads this rank's report
     torch.set_num_threads(1)  # the ranks share this machine's cores
     dist.init_process_group(
         "gloo",
@@ -253,7 +256,7 @@ def main(sections=SECTIONS):
         f"process group freed by destroy_process_group: {freed}",
     ]
     report["values"] = {**values, "tear_down": {"meshes": meshes, "freed": freed}}
-    print(json.dumps(report))
+    report_file.write_text(json.dumps(report))
 
 
 if __name__ == "__main__":

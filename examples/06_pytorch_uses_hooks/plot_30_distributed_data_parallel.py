@@ -53,12 +53,14 @@ which starts the processes. Keep the four files in one folder.
 # ----------------------------
 #
 # Each process (a *rank*) runs ``_ddp_worker.py`` with its rank, the number of
-# ranks and a free TCP port on ``127.0.0.1`` where the ranks meet.
-# ``run_ranks`` from ``_launch.py`` starts them and returns what each one
-# printed, a JSON report; this page prints the reports in rank order, so the
-# output is the same on every run. A deadline bounds the run: a rank still
-# running after it, or after another rank failed, is killed, and
-# ``run_ranks`` raises an error (with the messages of the rank that failed).
+# ranks, a free TCP port on ``127.0.0.1`` where the ranks meet, and the path
+# of a file for its report. ``run_ranks`` from ``_launch.py`` starts them and
+# returns what each one wrote there, a JSON report (a file, not the standard
+# output, where libraries print messages of their own: gloo does in torch
+# 2.9); this page prints the reports in rank order, so the output is the same
+# on every run. A deadline bounds the run: a rank still running after it, or
+# after another rank failed, is killed, and ``run_ranks`` raises an error
+# (with the messages of the rank that failed).
 
 import torch
 from _launch import run_ranks
@@ -88,7 +90,11 @@ from pathlib import Path
 
 with tempfile.TemporaryDirectory() as folder:
     scripts = {
-        "report": "import json, sys\nprint(json.dumps({'rank': int(sys.argv[1])}))\n",
+        # a rank's report goes to the file named by its last argument; what it prints (gloo
+        # prints a line when a rank has connected, in torch 2.9) is no part of it
+        "report": "import json, pathlib, sys\nprint('[Gloo] Rank', sys.argv[1], 'is connected')\n"
+        "pathlib.Path(sys.argv[4]).write_text(json.dumps({'rank': int(sys.argv[1])}))\n",
+        "silent": "import sys\nprint('rank', sys.argv[1], 'reports nothing')\n",
         "fail": "import sys, time\nif sys.argv[1] == '1':\n    sys.exit('rank 1 breaks')\n"
         "time.sleep(60)\n",
         "hang": "import time\ntime.sleep(60)\n",
@@ -99,13 +105,16 @@ with tempfile.TemporaryDirectory() as folder:
     assert ordered == [{"rank": 0}, {"rank": 1}, {"rank": 2}]
     assert [process.poll() for process in ordered_processes] == [0, 0, 0]
     failures = {}
-    for name, timeout in (("fail", 60), ("hang", 1)):
+    for name, timeout in (("fail", 60), ("hang", 1), ("silent", 60)):
         try:
             run_ranks(str(Path(folder) / f"{name}.py"), timeout=timeout)
         except RuntimeError as error:
             failures[name] = str(error)
 assert failures["fail"].startswith("rank 1 failed with exit code 1:\nrank 1 breaks"), failures
 assert failures["hang"].startswith("the ranks did not finish within 1 s and were stopped")
+assert failures["silent"].startswith(
+    "rank 0 exited without writing its report report-0.json:\nrank 0 reports nothing"
+), failures
 try:
     run_ranks("_missing_worker.py")
 except FileNotFoundError as error:
@@ -219,10 +228,6 @@ for s in (v["builtin_comm_hook"] for v in values):
 show("logging_comm_hook")
 
 # sphinx_gallery_start_ignore
-import sys
-
-from torch.nn.parallel.distributed import _BucketCapacityConfig
-
 seen = [v["logging_comm_hook"] for v in values]
 # "Every rank logged the same buckets, and the gradients agree."
 assert seen[0] == seen[1]
@@ -230,10 +235,6 @@ assert seen[0]["same"]
 # "314 bytes or more (our bucket_cap_mb=0.0003)"
 assert seen[0]["limit"] == int(0.0003 * 1024 * 1024) == 314
 step_0, step_1 = seen[0]["steps"]
-# "torch 2.14, the version printed at the top": the buckets quoted below are the ones this
-# torch laid out; a build with another torch must check them again (here, in answer 4 and
-# in the Chinese) before it changes the version named
-assert torch.__version__.split(".")[:2] == ["2", "14"], torch.__version__
 # "In the first step DDP used one bucket for all 212 values."
 assert 8 * 16 + 16 + 16 * 4 + 4 == 212
 assert step_0 == [[0, 212, ["0.weight", "0.bias", "2.weight", "2.bias"]]], step_0
@@ -243,25 +244,64 @@ assert step_1 == [[0, 84, ["2.bias", "2.weight", "0.bias"]], [1, 128, ["0.weight
 assert (84 * 4, 128 * 4) == (336, 512)
 assert 84 * 4 >= 314 > (84 - 16) * 4
 # "when find_unused_parameters keeps its default, False: ... it gives the first layout no
-# size limit at all (sys.maxsize)"; exercise 4's setting caps it from the start
-config = _BucketCapacityConfig.create(0.0003, None, use_python_reducer=False)
-first = config.compute_bucket_size_limits(static_graph=False, find_unused_parameters=False)
-assert first[0] == [sys.maxsize], first
-first = config.compute_bucket_size_limits(static_graph=False, find_unused_parameters=True)
-assert first[0] == [314], first
+# size limit at all": one bucket for a model of 27 MB, larger than every limit DDP knows
+# (ours, its first bucket's default of 1 MiB and its bucket_cap_mb default of 25 MiB);
+# with find_unused_parameters=True the first layout has our limit (exercise 4). Checked on
+# one rank, with public API only, in torch 2.9.1 and 2.14.1
+no_limit = """
+import gc, json, pathlib, sys
+from datetime import timedelta
+import torch, torch.distributed as dist
+from torch import nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+rank, world_size, port = (int(arg) for arg in sys.argv[1:4])
+dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank,
+                        world_size=world_size, timeout=timedelta(seconds=60))
+found = {}
+for find_unused_parameters in (False, True):
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(2600, 2600), nn.Linear(2600, 1))
+    ddp_model = DDP(model, bucket_cap_mb=0.0003, find_unused_parameters=find_unused_parameters)
+    sizes = found[str(find_unused_parameters)] = []
+
+    def keep(state, bucket):
+        sizes.append(bucket.buffer().numel())
+        future = torch.futures.Future()
+        future.set_result(bucket.buffer())  # one rank: its gradient is the average
+        return future
+
+    ddp_model.register_comm_hook(state=None, hook=keep)
+    ddp_model(torch.randn(1, 2600)).sum().backward()
+del model, ddp_model
+gc.collect()
+dist.destroy_process_group()
+pathlib.Path(sys.argv[4]).write_text(json.dumps(found))
+"""
+with tempfile.TemporaryDirectory() as folder:
+    (Path(folder) / "no_limit.py").write_text(no_limit)
+    ([first_layouts], _) = run_ranks(str(Path(folder) / "no_limit.py"), world_size=1)
+total = 2600 * 2600 + 2600 + 2600 + 1
+assert total * 4 > 25 * 2**20 > 2**20 > 314
+assert first_layouts["False"] == [total], first_layouts
+assert first_layouts["True"] == [1, 2600, 2600, 2600 * 2600], first_layouts  # one per parameter
+# "(in torch 2.9 as in torch 2.14)": these checks passed on torch 2.9.1 and 2.14.1; with
+# another torch, run the page and name its version in the prose (both languages)
+torch_version = ".".join(torch.__version__.split(".")[:2])
+assert torch_version in {"2.9", "2.14"}, torch.__version__
 # sphinx_gallery_end_ignore
 
 # %%
-# In the first step DDP used one bucket for all 212 values. That is how
-# torch 2.14, the version printed at the top, lays out the first step when
-# ``find_unused_parameters`` keeps its default, ``False``: DDP does not know
-# yet in which order the gradients become ready, so it gives the first
-# layout no size limit at all (``sys.maxsize``). During that step it records
-# the order, and from the second step on it uses buckets in that order (last
-# layer first), each closed as soon as it holds 314 bytes or more (our
-# ``bucket_cap_mb=0.0003``): two buckets, of 84 and 128 values, that is 336
-# and 512 bytes. Every rank logged the same buckets, and the gradients agree.
-# Other settings lay out the first step differently (exercise 4).
+# In the first step DDP used one bucket for all 212 values. That is how DDP
+# lays out the first step when ``find_unused_parameters`` keeps its default,
+# ``False`` (in torch 2.9 as in torch 2.14): it does not know yet in which
+# order the gradients become ready, so it gives the first layout no size limit
+# at all. During that step it records the order, and from the second step on
+# it uses buckets in that order (last layer first), each closed as soon as it
+# holds 314 bytes or more (our ``bucket_cap_mb=0.0003``): two buckets, of 84
+# and 128 values, that is 336 and 512 bytes. Every rank logged the same
+# buckets, and the gradients agree. Other settings lay out the first step
+# differently (exercise 4).
 #
 # FSDP2: parameters gathered in a pre-hook, freed in a hook
 # ---------------------------------------------------------
@@ -316,15 +356,17 @@ for s in (v["fsdp2_hooks"] for v in values):
 # ``torch.distributed``, but the group, with its gloo threads, lives on as
 # long as some object still refers to it: a DDP model or an FSDP state caught
 # in a reference cycle (until the garbage collector frees it), or FSDP's
-# ``DeviceMesh``. In torch 2.14 (printed at the top), DTensor's caches keep
-# that mesh until the process ends (each rank counts the meshes still alive
-# after the sections, below), which is why ``fsdp2_hooks`` ends with
-# ``release_groups``. A process that exits while the group's threads still run can abort after it
-# has printed its report: a gloo thread that frees a finished collective must
-# take Python's GIL, and a Python that is shutting down ends such a thread,
-# which kills the process ("terminate called without an active exception").
-# So the worker collects the garbage before it destroys the group, and checks
-# with a weak reference that the group is gone:
+# ``DeviceMesh``. DTensor's caches keep that mesh until the process ends (in
+# torch 2.9 as in torch 2.14; each rank counts the meshes still alive after
+# the sections, below), and in torch 2.14 the mesh holds the process group,
+# which is why ``fsdp2_hooks`` ends with ``release_groups`` (torch 2.9's mesh
+# holds none: there it releases nothing). A process that exits while the
+# group's threads still run can abort after it has written its report: a gloo
+# thread that frees a finished collective must take Python's GIL, and a Python
+# that is shutting down ends such a thread, which kills the process
+# ("terminate called without an active exception"). So the worker collects the
+# garbage before it destroys the group, and checks with a weak reference that
+# the group is gone:
 #
 # .. literalinclude:: /../examples/06_pytorch_uses_hooks/_ddp_worker.py
 #    :pyobject: release_groups
@@ -338,6 +380,14 @@ show("tear_down")
 # "DTensor's caches keep that mesh until the process ends ... which is why fsdp2_hooks ends
 # with release_groups"; "Both ranks freed the group before they exited"
 assert [v["tear_down"] for v in values] == [{"meshes": 1, "freed": True}] * 2, values
+# "in torch 2.14 the mesh holds the process group ... (torch 2.9's mesh holds none: there it
+# releases nothing)": the registry that release_groups empties
+import inspect
+
+import torch.distributed.device_mesh
+
+registry = "_pg_registry" in inspect.getsource(torch.distributed.device_mesh)
+assert registry == (torch_version == "2.14"), (torch.__version__, registry)
 # sphinx_gallery_end_ignore
 
 # %%
@@ -464,12 +514,12 @@ for s in (s["reshard_after_forward"] for s in solutions):
 # .. rst-class:: solution
 #
 # **Solution 4.** Three buckets, of 4, 80 and 128 values, in step 0 and in
-# every step after it: with ``find_unused_parameters=True``, torch 2.14 caps
-# the buckets from the first step on. It cuts them along
-# ``model.parameters()`` (``0.weight`` alone fills the first, ``0.bias`` and
-# ``2.weight`` the next, ``2.bias`` is left over) and uses them last bucket
-# first. It never rebuilds them, because the set of gradients that become
-# ready may change from one step to the next.
+# every step after it: with ``find_unused_parameters=True``, DDP caps the
+# buckets from the first step on (torch 2.9 and torch 2.14 alike). It cuts
+# them along ``model.parameters()`` (``0.weight`` alone fills the first,
+# ``0.bias`` and ``2.weight`` the next, ``2.bias`` is left over) and uses them
+# last bucket first. It never rebuilds them, because the set of gradients that
+# become ready may change from one step to the next.
 #
 # .. literalinclude:: /../examples/06_pytorch_uses_hooks/_ddp_solutions.py
 #    :pyobject: find_unused_parameters
