@@ -35,7 +35,7 @@ from .data import ShapesData, ShapesSpec, make_shapes
 from .gradtools import AnomalyError, clip_gradients, detect_anomalies, scale_gradients
 from .hooks import HookCounts, HookGroup, HookReport, count_hooks, remove_all_hooks
 from .models import SimpleCNN, TinyConvNet
-from .targets import SegmentationTarget, SimilarityTarget
+from .targets import BoxScoreTarget, SegmentationTarget, SimilarityTarget
 from .tracing import TraceResult, TraceRow, trace
 from .training import (
     Callback,
@@ -58,6 +58,7 @@ __all__ = [
     "CAM",
     "Activations",
     "AnomalyError",
+    "BoxScoreTarget",
     "Callback",
     "Captures",
     "EarlyStopping",
