@@ -164,6 +164,20 @@ def test_box_score_target_matches_from_the_threshold_on() -> None:
         BoxScoreTarget(0, box, iou_threshold=0.51)(output)
 
 
+def test_box_score_target_with_boxes_per_image() -> None:
+    detections = _detections()
+    # image 0: its detection 2 (label 3); image 1: its detection 1 (label 1)
+    boxes = torch.tensor([[[40.0, 5.0, 60.0, 25.0]], [[10.0, 10.0, 20.0, 30.0]]])
+    target = BoxScoreTarget(torch.tensor([[3], [1]]), boxes)
+    torch.testing.assert_close(target(detections), torch.tensor([0.7, 0.4]))
+    # the same as one target per image
+    for i in range(2):
+        alone = BoxScoreTarget(int(target.labels[i, 0]), boxes[i])(detections[i : i + 1])
+        torch.testing.assert_close(alone, target(detections)[i : i + 1])
+    with pytest.raises(ValueError, match=r"boxes for 2 images, but the output holds 1"):
+        target(detections[:1])
+
+
 def test_box_score_target_differentiates_the_scores_only() -> None:
     boxes = torch.tensor([[0.0, 0.0, 4.0, 4.0], [2.0, 2.0, 6.0, 6.0]], requires_grad=True)
     scores = torch.tensor([0.3, 0.6], requires_grad=True)
@@ -184,7 +198,7 @@ def test_an_unmatched_box_raises_unless_missing_is_zero() -> None:
         r"score would be 0, and a zero score gives an all-zero map\. .* missing='zero'",
     ):
         wrong_label(detections)
-    with pytest.raises(ValueError, match="image 1: no detection of label 3"):
+    with pytest.raises(ValueError, match="image 1: there is no detection of label 3"):
         BoxScoreTarget(3, [40, 5, 60, 25])(detections)  # image 0 matches, image 1 does not
     # one box found and one not: no silent half-explanation
     with pytest.raises(ValueError, match="box 1 "):
@@ -320,8 +334,14 @@ def test_box_score_target_bad_input() -> None:
         BoxScoreTarget([0, 1], torch.ones(2, 3))
     with pytest.raises(ValueError, match=r"x1 > x0 and y1 > y0 .* \(x, y, width, height\)"):
         BoxScoreTarget(0, [10, 10, 5, 20])
-    with pytest.raises(ValueError, match=r"got 2 label\(s\) for 1 box\(es\)"):
+    with pytest.raises(ValueError, match=r"labels of shape \(2,\) for boxes of shape \(1, 4\)"):
         BoxScoreTarget([0, 1], [0, 0, 4, 4])
+    with pytest.raises(ValueError, match=r"labels of shape \(2,\) for boxes of shape \(2, 1, 4\)"):
+        BoxScoreTarget([0, 1], torch.tensor([[[0, 0, 4, 4]], [[0, 0, 4, 4]]]))
+    with pytest.raises(ValueError, match="non-negative class indices, got -1"):
+        BoxScoreTarget(-1, [0, 0, 4, 4])
+    with pytest.raises(TypeError, match="each label must be a class index"):
+        BoxScoreTarget(True, [0, 0, 4, 4])
     with pytest.raises(TypeError, match="each label must be a class index"):
         BoxScoreTarget(0.5, [0, 0, 4, 4])  # type: ignore[arg-type]
     with pytest.raises(ValueError, match=r"iou_threshold must be a number in \(0, 1\], got 0"):

@@ -293,11 +293,13 @@ class BoxScoreTarget:
     Parameters
     ----------
     labels : int, sequence of int, or Tensor
-        The class :math:`l_j` of each box, ``[M]`` (an int for one box).
+        The class :math:`l_j` of each box: ``[M]`` (an int for one box), or
+        ``[B, M]`` with boxes per image.
     boxes : Tensor or sequence of float
-        The boxes :math:`b_j`, ``[M, 4]`` (or one box ``[4]``), as
-        ``(x0, y0, x1, y1)`` in the coordinates of the detector's output.
-        The same boxes are looked for in every image of the batch.
+        The boxes :math:`b_j` as ``(x0, y0, x1, y1)`` in the coordinates of
+        the detector's output: ``[M, 4]`` (or one box ``[4]``), looked for in
+        every image of the batch, or ``[B, M, 4]``, ``M`` boxes for each of
+        the ``B`` images (for example each image's true boxes).
     iou_threshold : float, default 0.5
         The smallest IoU at which a detection matches a box, in ``(0, 1]``.
     missing : {"raise", "zero"}, default "raise"
@@ -317,11 +319,13 @@ class BoxScoreTarget:
         if the output is not a list of dicts with ``boxes``, ``labels`` and
         ``scores`` tensors.
     ValueError
-        If ``boxes`` is not ``[M, 4]`` or ``[4]``, a box has ``x1 <= x0`` or
-        ``y1 <= y0``, the numbers of labels and boxes differ,
-        ``iou_threshold`` is not in ``(0, 1]`` or ``missing`` is unknown; when
-        called, if an image's boxes, labels and scores do not fit together,
-        or (``missing="raise"``) a box matches no detection.
+        If ``boxes`` is not ``[4]``, ``[M, 4]`` or ``[B, M, 4]``, a box has
+        ``x1 <= x0`` or ``y1 <= y0``, a label is negative, the labels' shape
+        is not the boxes' without the last dimension, ``iou_threshold`` is
+        not in ``(0, 1]`` or ``missing`` is unknown; when called, if an
+        image's boxes, labels and scores do not fit together, boxes per image
+        do not fit the number of images, or (``missing="raise"``) a box
+        matches no detection.
 
     Examples
     --------
@@ -354,33 +358,27 @@ class BoxScoreTarget:
             raise TypeError(msg) from error
         if box_tensor.dim() == 1:
             box_tensor = box_tensor[None]
-        if box_tensor.dim() != 2 or box_tensor.shape[1] != 4:
+        if box_tensor.dim() not in (2, 3) or box_tensor.shape[-1] != 4:
             msg = (
-                f"boxes must be [M, 4] (x0, y0, x1, y1) or one box [4], got shape "
-                f"{tuple(torch.as_tensor(boxes).shape)}"
+                f"boxes must be [M, 4] (x0, y0, x1, y1), one box [4], or M boxes per image "
+                f"[B, M, 4], got shape {tuple(torch.as_tensor(boxes).shape)}"
             )
             raise ValueError(msg)
-        if not bool(
-            ((box_tensor[:, 2] > box_tensor[:, 0]) & (box_tensor[:, 3] > box_tensor[:, 1])).all()
-        ):
+        x0, y0, x1, y1 = box_tensor.unbind(-1)
+        if not bool(((x1 > x0) & (y1 > y0)).all()):
             msg = (
                 f"every box needs x1 > x0 and y1 > y0 (corners x0, y0, x1, y1), got "
                 f"{box_tensor.tolist()}; for boxes as (x, y, width, height) add x and y "
                 "to the width and height"
             )
             raise ValueError(msg)
-        given: object = labels  # checked at run time: a float or a string is a common slip
-        if isinstance(given, Tensor):
-            label_list: list[object] = given.reshape(-1).tolist()
-        elif isinstance(given, (list, tuple)):
-            label_list = list(given)
-        else:
-            label_list = [given]
-        label_values = [_class_index(v, "each label") for v in label_list]
-        if len(label_values) != box_tensor.shape[0]:
+        label_tensor = self._labels(labels)
+        if label_tensor.dim() == 0:
+            label_tensor = label_tensor[None]
+        if tuple(label_tensor.shape) != tuple(box_tensor.shape[:-1]):
             msg = (
-                f"got {len(label_values)} label(s) for {box_tensor.shape[0]} box(es); pass "
-                "one label per box"
+                f"got labels of shape {tuple(label_tensor.shape)} for boxes of shape "
+                f"{tuple(box_tensor.shape)}; pass one label per box"
             )
             raise ValueError(msg)
         threshold: object = iou_threshold
@@ -394,18 +392,50 @@ class BoxScoreTarget:
         if missing not in ("raise", "zero"):
             msg = f"missing must be 'raise' or 'zero', got {missing!r}"
             raise ValueError(msg)
-        self.labels: Tensor = torch.tensor(label_values, dtype=torch.long)
+        self.labels: Tensor = label_tensor
         self.boxes: Tensor = box_tensor
         self.iou_threshold: float = float(threshold)
         self.missing: Literal["raise", "zero"] = missing
 
+    @staticmethod
+    def _labels(labels: object) -> Tensor:
+        """The labels as a tensor of class indices (int64), or an error that says what to pass."""
+        if isinstance(labels, (bool, str, bytes)):
+            msg = f"each label must be a class index (a non-negative int), got {labels!r}"
+            raise TypeError(msg)
+        try:
+            tensor = torch.as_tensor(labels)
+        except (TypeError, ValueError, RuntimeError) as error:
+            msg = f"labels must be class indices (ints), got {type(labels).__name__}"
+            raise TypeError(msg) from error
+        if tensor.is_floating_point() or tensor.is_complex() or tensor.dtype == torch.bool:
+            msg = f"each label must be a class index (a non-negative int), got {labels!r}"
+            raise TypeError(msg)
+        if bool((tensor < 0).any()):
+            msg = f"labels must be non-negative class indices, got {tensor.tolist()}"
+            raise ValueError(msg)
+        return tensor.detach().to(torch.long)
+
     def __call__(self, output: object) -> Tensor:
         """Return the sum of the matched detections' scores, per image ``[B]``."""
+        per_image = _detections(output)
+        if self.boxes.dim() == 3 and self.boxes.shape[0] != len(per_image):
+            msg = (
+                f"boxes of shape {tuple(self.boxes.shape)} give boxes for "
+                f"{self.boxes.shape[0]} images, but the output holds {len(per_image)}; pass "
+                "[B, M, 4] for a batch of B images, or [M, 4] to look for the same boxes in "
+                "every image (ScoreCAM and the metrics score copies of one image at a time)"
+            )
+            raise ValueError(msg)
         totals = []
-        for i, (boxes, labels, scores) in enumerate(_detections(output)):
-            wanted = self.boxes.to(device=boxes.device, dtype=torch.float32)
-            iou = _box_iou(wanted, boxes.detach().to(torch.float32))  # [M, N]
-            same_label = self.labels.to(labels.device)[:, None] == labels[None, :]
+        for i, (boxes, labels, scores) in enumerate(per_image):
+            wanted, wanted_labels = (
+                (self.boxes[i], self.labels[i])
+                if self.boxes.dim() == 3
+                else (self.boxes, self.labels)
+            )
+            iou = _box_iou(wanted.to(boxes.device), boxes.detach().to(torch.float32))  # [M, N]
+            same_label = wanted_labels.to(labels.device)[:, None] == labels[None, :]
             iou = torch.where(same_label, iou, torch.full_like(iou, -1.0))
             if iou.shape[1] == 0:  # no detection at all
                 best_iou = torch.full((iou.shape[0],), -1.0, device=iou.device)
@@ -415,25 +445,24 @@ class BoxScoreTarget:
             matched = best_iou >= self.iou_threshold
             if self.missing == "raise" and not bool(matched.all()):
                 j = int((~matched).nonzero()[0, 0])
-                self._unmatched(i, j, float(best_iou[j]))
+                self._unmatched(i, j, wanted[j], int(wanted_labels[j]), float(best_iou[j]))
             totals.append(scores[best[matched]].sum())
         return torch.stack(totals)
 
-    def _unmatched(self, image: int, j: int, best_iou: float) -> None:
-        label = int(self.labels[j])
-        box = [round(v, 1) for v in self.boxes[j].tolist()]
+    def _unmatched(self, image: int, j: int, box: Tensor, label: int, best_iou: float) -> None:
+        corners = [round(v, 1) for v in box.tolist()]
         found = (
-            f"no detection of label {label}"
+            f"there is no detection of label {label}"
             if best_iou < 0
-            else f"the best IoU with a detection of label {label} is {best_iou:.2f}"
+            else f"the best IoU with a detection of label {label} is {best_iou:.2f}, below "
+            f"iou_threshold={self.iou_threshold}"
         )
         msg = (
-            f"box {j} {box} (label {label}) matches no detection of image {image}: {found}, "
-            f"below iou_threshold={self.iou_threshold}. Its score would be 0, and a zero score "
-            f"gives an all-zero map. Explain a box the detector found (one of "
-            f"model(x)[{image}]['boxes'] with its label), lower iou_threshold, or pass "
-            "missing='zero' (ScoreCAM and the perturbation metrics need it: on their changed "
-            "copies of an image a detection may vanish)"
+            f"box {j} {corners} (label {label}) matches no detection of image {image}: {found}. "
+            "Its score would be 0, and a zero score gives an all-zero map. Explain a box the "
+            f"detector found (one of model(x)[{image}]['boxes'] with its label), lower "
+            "iou_threshold, or pass missing='zero' (ScoreCAM and the perturbation metrics need "
+            "it: on their changed copies of an image a detection may vanish)"
         )
         raise ValueError(msg)
 
