@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
 
-from . import cam, data, lm, metrics
+from . import cam, data, detection, lm, metrics
 from .cam import (
     CAM,
     EigenCAM,
@@ -95,6 +95,7 @@ __all__ = [
     "count_hooks",
     "data",
     "detect_anomalies",
+    "detection",
     "evaluate",
     "fit",
     "lm",
