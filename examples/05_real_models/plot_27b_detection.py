@@ -372,7 +372,7 @@ assert empty.max().item() == 0  # "the map is all zeros"
 #   points at the detected object. On this detector HiResCAM's map, which
 #   stays where the score's gradient is, points there more often than
 #   Grad-CAM's.
-# - A box that matches no detection raises an error rather than draw an
+# - A box that matches no detection raises an error rather than drawing an
 #   all-zero map; ``missing="zero"`` is for methods that score changed
 #   copies of the image.
 #

@@ -53,16 +53,16 @@ __all__ = [
 class TinyDetector(nn.Module):
     r"""A one-grid object detector: per cell, class scores and a box.
 
-    ======  =============================================  ========================
-    part    layers                                         output for a 64x64 input
-    ======  =============================================  ========================
-    1       ``conv1`` (5x5, stride 2), ``bn1``, ``relu1``,  ``[B, 16, 16, 16]``
+    ======  ================================================  ========================
+    part    layers                                            output for a 64x64 input
+    ======  ================================================  ========================
+    1       ``conv1`` (5x5, stride 2), ``bn1``, ``relu1``,    ``[B, 16, 16, 16]``
             ``pool1``
-    2       ``conv2``, ``bn2``, ``relu2``, ``pool2``       ``[B, 32, 8, 8]``
-    3       ``conv3``, ``bn3``, ``relu3``                  ``[B, 64, 8, 8]``
-    head    ``conv4`` (3x3), ``relu4``, then ``classes``   ``[B, K, 8, 8]`` and
-            and ``distances`` (1x1)                        ``[B, 4, 8, 8]``
-    ======  =============================================  ========================
+    2       ``conv2``, ``bn2``, ``relu2``, ``pool2``          ``[B, 32, 8, 8]``
+    3       ``conv3``, ``bn3``, ``relu3``                     ``[B, 64, 8, 8]``
+    head    ``conv4`` (3x3), ``relu4``, then ``classes``      ``[B, K, 8, 8]`` and
+            and ``distances`` (1x1)                           ``[B, 4, 8, 8]``
+    ======  ================================================  ========================
 
     Cell :math:`(i, j)` of the grid covers the pixels of a ``stride`` x
     ``stride`` square (8 x 8 for 64 x 64 images) and has its centre at
@@ -70,11 +70,13 @@ class TinyDetector(nn.Module):
     :math:`k` is :math:`\sigma(z_{kij})`, the sigmoid of ``classes``'s
     output, and its box reaches :math:`s\,e^{d}` pixels from :math:`c` to the
     left, top, right and bottom, where :math:`d` is ``distances``'s output.
-    :meth:`forward` turns these into detections: every (cell, class) whose
-    score is at least ``score_threshold``, with that cell's box, then
-    :func:`torchvision.ops.batched_nms` keeps, among boxes of one class that
-    overlap by more than ``nms_threshold``, the best one, and at most
-    ``max_detections`` per image. The scores are not detached: a target
+    :meth:`forward` turns these into detections: every cell whose best class
+    scores at least ``score_threshold`` gives one detection, that class with
+    the cell's box; then non-maximum suppression
+    (``torchvision.ops.nms``) keeps, of two boxes that overlap by more
+    than ``nms_threshold``, the better one, whatever their classes (the
+    shapes never overlap, so two overlapping boxes are one shape seen
+    twice), and at most ``max_detections`` per image, the best first. The scores are not detached: a target
     built on them, such as :class:`~hooks_tutorial.BoxScoreTarget`, can be
     differentiated. The ReLUs are not in place, so hooks on any layer are
     safe.
@@ -88,7 +90,7 @@ class TinyDetector(nn.Module):
         Detections scoring less are dropped.
     nms_threshold : float, default 0.5
         IoU above which non-maximum suppression drops the lower-scoring of
-        two boxes of the same class.
+        two boxes.
     max_detections : int, default 10
         At most this many detections per image, the best first.
     seed : int or None, default None
