@@ -87,12 +87,10 @@ for k in range(2):
 # sphinx_gallery_end_ignore
 
 
-def draw_boxes(ax, boxes, labels, colour, style="-"):
+def draw_boxes(ax, boxes, labels, colour):
     """Outline each box, with its class name above it."""
     for (x0, y0, x1, y1), label in zip(boxes.tolist(), labels.tolist(), strict=True):
-        ax.add_patch(
-            plt.Rectangle((x0, y0), x1 - x0, y1 - y0, fill=False, ec=colour, lw=2, ls=style)
-        )
+        ax.add_patch(plt.Rectangle((x0, y0), x1 - x0, y1 - y0, fill=False, ec=colour, lw=2))
         ax.text(x0, y0 - 1, CLASSES[label], color=colour, fontsize=12, va="bottom")
 
 
@@ -159,8 +157,8 @@ assert right_detections / n_detections >= 0.9, (right_detections, n_detections)
 # To explain a detection, we name its box and its class, and take the
 # score of the detection of that class whose box overlaps ours most,
 # provided the IoU reaches 0.5 (pytorch-grad-cam's
-# ``FasterRCNNBoxScoreTarget`` matches the same way). By hand, for the first
-# shape's true box:
+# ``FasterRCNNBoxScoreTarget`` matches in a similar way, and adds the IoU to
+# the score). By hand, for the first shape's true box:
 
 first_label, first_box = int(test.object_labels[example, 0]), test.object_boxes[example, 0]
 iou = box_iou(first_box[None].float(), found["boxes"])[0]
@@ -325,9 +323,8 @@ assert cols.max() - cols.min() <= 2
 # matters". So :class:`~hooks_tutorial.BoxScoreTarget` raises an error that
 # says what to do:
 
-other_label = (first_label + 1) % len(CLASSES)
-if other_label == int(test.object_labels[example, 1]):
-    other_label = (other_label + 1) % len(CLASSES)
+other_label = min(set(range(len(CLASSES))) - set(test.object_labels[example].tolist()))
+print(f"a {CLASSES[other_label]} in the {CLASSES[first_label]}'s box?")
 try:
     methods["Grad-CAM"](image, target=ht.BoxScoreTarget(other_label, first_box))
 except ValueError as error:
