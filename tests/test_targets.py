@@ -8,7 +8,7 @@ import torchvision
 from torch import nn
 
 import hooks_tutorial as ht
-from hooks_tutorial import SegmentationTarget, SimilarityTarget, count_hooks
+from hooks_tutorial import BoxScoreTarget, SegmentationTarget, SimilarityTarget, count_hooks
 
 
 def _segmenter() -> nn.Sequential:
@@ -29,6 +29,56 @@ def _embedder() -> nn.Sequential:
         nn.Flatten(),
         nn.Linear(4, 5),
     ).eval()
+
+
+class _CellDetector(nn.Module):
+    """A tiny detector: one detection per cell of a 4 x 4 grid over an 8 x 8 image.
+
+    Cell (i, j) detects its own 2 x 2 pixel box, with the label of its highest
+    logit (of 2 classes) and the sigmoid of that logit as its score; the output
+    is torchvision's: a list with one dict of boxes, labels and scores per image.
+    """
+
+    def __init__(self, min_score: float = 0.0) -> None:
+        super().__init__()
+        self.min_score = min_score  # detections scoring less are dropped, as detectors do
+        torch.manual_seed(0)
+        self.conv = nn.Conv2d(3, 4, 3, stride=2, padding=1)
+        self.relu = nn.ReLU()
+        self.head = nn.Conv2d(4, 2, 3, padding=1)
+        ys, xs = torch.meshgrid(torch.arange(4.0), torch.arange(4.0), indexing="ij")
+        corners = torch.stack([xs, ys], dim=-1).reshape(-1, 2) * 2
+        self.cell_boxes = torch.cat([corners, corners + 2], dim=1)  # [16, 4]
+
+    def logits(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(self.relu(self.conv(x))).flatten(2)  # [B, 2, 16]
+
+    def forward(self, x: torch.Tensor) -> list[dict[str, torch.Tensor]]:
+        best, labels = self.logits(x).max(dim=1)  # [B, 16]
+        scores = best.sigmoid()
+        kept = [scores[b] >= self.min_score for b in range(x.shape[0])]
+        return [
+            {"boxes": self.cell_boxes[k], "labels": labels[b, k], "scores": scores[b, k]}
+            for b, k in enumerate(kept)
+        ]
+
+
+def _detections() -> list[dict[str, torch.Tensor]]:
+    """Two images' detections, by hand."""
+    return [
+        {
+            "boxes": torch.tensor(
+                [[10.0, 10.0, 30.0, 30.0], [12.0, 10.0, 30.0, 30.0], [40.0, 5.0, 60.0, 25.0]]
+            ),
+            "labels": torch.tensor([1, 2, 3]),
+            "scores": torch.tensor([0.5, 0.9, 0.7]),
+        },
+        {
+            "boxes": torch.tensor([[11.0, 10.0, 30.0, 30.0], [10.0, 10.0, 20.0, 30.0]]),
+            "labels": torch.tensor([1, 1]),
+            "scores": torch.tensor([0.8, 0.4]),
+        },
+    ]
 
 
 # -- values ------------------------------------------------------------------
@@ -146,6 +196,90 @@ def test_segmentation_target_on_torchvision_fcn(one_thread: None) -> None:
     assert count_hooks(model) == {}
 
 
+def test_box_score_target_sums_the_best_matching_detections() -> None:
+    detections = _detections()
+    # image 0: detection 0 (label 1, IoU 1) matches; detection 1 overlaps as much but has
+    # label 2. image 1: detection 0 (IoU 380 / 400 = 0.95) beats detection 1 (IoU 0.5).
+    target = BoxScoreTarget(1, [10, 10, 30, 30])
+    torch.testing.assert_close(target(detections), torch.tensor([0.5, 0.8]))
+    # two boxes: their scores add up
+    both = BoxScoreTarget([1, 3], [[10, 10, 30, 30], [40, 5, 60, 25]])
+    torch.testing.assert_close(both(detections[:1]), torch.tensor([1.2]))
+    # the best IoU wins, not the best score: image 1's detection 1 is the box itself
+    torch.testing.assert_close(
+        BoxScoreTarget(1, [10, 10, 20, 30])(detections[1:]), torch.tensor([0.4])
+    )
+
+
+def test_box_score_target_matches_from_the_threshold_on() -> None:
+    output = [
+        {
+            "boxes": torch.tensor([[0.0, 0.0, 10.0, 10.0]]),
+            "labels": torch.tensor([0]),
+            "scores": torch.tensor([0.7]),
+        }
+    ]
+    box = [0, 0, 10, 20]  # IoU 100 / 200 = 0.5 with the detection
+    assert BoxScoreTarget(0, box, iou_threshold=0.5)(output).item() == pytest.approx(0.7)
+    with pytest.raises(ValueError, match=r"the best IoU with a detection of label 0 is 0\.50"):
+        BoxScoreTarget(0, box, iou_threshold=0.51)(output)
+
+
+def test_box_score_target_with_boxes_per_image() -> None:
+    detections = _detections()
+    # image 0: its detection 2 (label 3); image 1: its detection 1 (label 1)
+    boxes = torch.tensor([[[40.0, 5.0, 60.0, 25.0]], [[10.0, 10.0, 20.0, 30.0]]])
+    target = BoxScoreTarget(torch.tensor([[3], [1]]), boxes)
+    torch.testing.assert_close(target(detections), torch.tensor([0.7, 0.4]))
+    # the same as one target per image
+    for i in range(2):
+        alone = BoxScoreTarget(int(target.labels[i, 0]), boxes[i])(detections[i : i + 1])
+        torch.testing.assert_close(alone, target(detections)[i : i + 1])
+    with pytest.raises(ValueError, match=r"boxes for 2 images, but the output holds 1"):
+        target(detections[:1])
+
+
+def test_box_score_target_differentiates_the_scores_only() -> None:
+    boxes = torch.tensor([[0.0, 0.0, 4.0, 4.0], [2.0, 2.0, 6.0, 6.0]], requires_grad=True)
+    scores = torch.tensor([0.3, 0.6], requires_grad=True)
+    output = [{"boxes": boxes, "labels": torch.tensor([0, 0]), "scores": scores}]
+    BoxScoreTarget(0, [2, 2, 6, 6])(output).sum().backward()
+    assert scores.grad is not None
+    assert scores.grad.tolist() == [0.0, 1.0]
+    assert boxes.grad is None  # the matching is a choice, not differentiated
+
+
+def test_an_unmatched_box_raises_unless_missing_is_zero() -> None:
+    detections = _detections()
+    wrong_label = BoxScoreTarget(2, [40, 5, 60, 25])
+    with pytest.raises(
+        ValueError,
+        match=r"box 0 \[40.0, 5.0, 60.0, 25.0\] \(label 2\) matches no detection of image 0: "
+        r"the best IoU with a detection of label 2 is 0.00, below iou_threshold=0.5\. Its "
+        r"score would be 0, and a zero score gives an all-zero map\. .* missing='zero'",
+    ):
+        wrong_label(detections)
+    with pytest.raises(ValueError, match="image 1: there is no detection of label 3"):
+        BoxScoreTarget(3, [40, 5, 60, 25])(detections)  # image 0 matches, image 1 does not
+    # one box found and one not: no silent half-explanation
+    with pytest.raises(ValueError, match="box 1 "):
+        BoxScoreTarget([1, 1], [[10, 10, 30, 30], [40, 40, 50, 50]])(detections)
+    empty = [
+        {
+            "boxes": torch.zeros(0, 4),
+            "labels": torch.zeros(0, dtype=torch.long),
+            "scores": torch.zeros(0, requires_grad=True),
+        }
+    ]
+    with pytest.raises(ValueError, match="no detection of label 0"):
+        BoxScoreTarget(0, [0, 0, 4, 4])(empty)
+    zero = BoxScoreTarget(2, [40, 5, 60, 25], missing="zero")
+    torch.testing.assert_close(zero(detections), torch.tensor([0.0, 0.0]))
+    score = BoxScoreTarget(0, [0, 0, 4, 4], missing="zero")(empty)
+    assert score.tolist() == [0.0]
+    assert score.requires_grad  # still on the graph: its gradient is zero, not an error
+
+
 # -- with the CAM methods ----------------------------------------------------
 def test_segmentation_target_in_gradcam_matches_a_hand_computation(image: torch.Tensor) -> None:
     model = _segmenter()
@@ -171,6 +305,39 @@ def test_similarity_target_in_gradcam_matches_a_hand_computation(image: torch.Te
     (grad,) = torch.autograd.grad(score.sum(), activation)
     expected = torch.relu((grad.mean(dim=(2, 3), keepdim=True) * activation).sum(dim=1))
     torch.testing.assert_close(raw, expected.detach())
+    assert count_hooks(model) == {}
+
+
+def test_box_score_target_in_gradcam_matches_a_hand_computation(image: torch.Tensor) -> None:
+    model = _CellDetector().eval()
+    with torch.no_grad():
+        first = model(image[:1])[0]
+    # explain the detection of cell 5 of the first image, with its own box and label
+    label, box = int(first["labels"][5]), first["boxes"][5]
+    raw = ht.GradCAM(model, "relu")(image[:1], target=BoxScoreTarget(label, box), raw=True)
+    activation = model.relu(model.conv(image[:1])).detach().requires_grad_(True)
+    logits = model.head(activation).flatten(2)
+    (grad,) = torch.autograd.grad(logits[0, label, 5].sigmoid(), activation)
+    expected = torch.relu((grad.mean(dim=(2, 3), keepdim=True) * activation).sum(dim=1))
+    torch.testing.assert_close(raw, expected.detach())
+    assert count_hooks(model) == {}
+
+
+def test_box_score_target_with_scorecam_needs_missing_zero(image: torch.Tensor) -> None:
+    with torch.no_grad():
+        first = _CellDetector()(image[:1])[0]
+    top = int(first["scores"].argmax())
+    label, box, score = int(first["labels"][top]), first["boxes"][top], float(first["scores"][top])
+    # a detector that keeps only the image's best detection: on some of ScoreCAM's masked
+    # copies of the image it scores less, and vanishes
+    model = _CellDetector(min_score=score - 1e-4).eval()
+    with pytest.raises(ValueError, match="matches no detection of image 0"):
+        ht.ScoreCAM(model, "relu")(image[:1], target=BoxScoreTarget(label, box))
+    assert count_hooks(model) == {}
+    target = BoxScoreTarget(label, box, missing="zero")
+    maps = ht.ScoreCAM(model, "relu")(image[:1], target=target)
+    assert maps.shape == (1, 8, 8)
+    assert float(maps.max()) == 1.0  # some copies kept the detection: a real map
     assert count_hooks(model) == {}
 
 
@@ -221,14 +388,69 @@ def test_similarity_target_bad_input() -> None:
         SimilarityTarget(torch.ones(2, 3))(torch.ones(3, 3))
 
 
+def test_box_score_target_bad_input() -> None:
+    with pytest.raises(TypeError, match=r"boxes must be numbers \[M, 4\]"):
+        BoxScoreTarget(0, "box")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"boxes must be \[M, 4\] .* got shape \(2, 3\)"):
+        BoxScoreTarget([0, 1], torch.ones(2, 3))
+    with pytest.raises(ValueError, match=r"x1 > x0 and y1 > y0 .* \(x, y, width, height\)"):
+        BoxScoreTarget(0, [10, 10, 5, 20])
+    with pytest.raises(ValueError, match=r"labels of shape \(2,\) for boxes of shape \(1, 4\)"):
+        BoxScoreTarget([0, 1], [0, 0, 4, 4])
+    with pytest.raises(ValueError, match=r"labels of shape \(2,\) for boxes of shape \(2, 1, 4\)"):
+        BoxScoreTarget([0, 1], torch.tensor([[[0, 0, 4, 4]], [[0, 0, 4, 4]]]))
+    with pytest.raises(ValueError, match="non-negative class indices, got -1"):
+        BoxScoreTarget(-1, [0, 0, 4, 4])
+    with pytest.raises(TypeError, match="each label must be a class index"):
+        BoxScoreTarget(True, [0, 0, 4, 4])
+    with pytest.raises(TypeError, match="each label must be a class index"):
+        BoxScoreTarget(0.5, [0, 0, 4, 4])  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"iou_threshold must be a number in \(0, 1\], got 0"):
+        BoxScoreTarget(0, [0, 0, 4, 4], iou_threshold=0)
+    with pytest.raises(ValueError, match="missing must be 'raise' or 'zero'"):
+        BoxScoreTarget(0, [0, 0, 4, 4], missing="skip")  # type: ignore[arg-type]
+    target = BoxScoreTarget(0, [0, 0, 4, 4])
+    with pytest.raises(TypeError, match=r"'scores' \[N\]; got a Tensor; for a classifier"):
+        target(torch.zeros(2, 5))
+    with pytest.raises(TypeError, match=r"image 0 has keys \['boxes', 'scores'\]"):
+        target([{"boxes": torch.zeros(0, 4), "scores": torch.zeros(0)}])
+    with pytest.raises(TypeError, match="image 1 has a Tensor"):
+        target([_detections()[0], torch.zeros(3)])
+    with pytest.raises(ValueError, match=r"boxes \(2, 4\), labels \(3,\), scores \(2,\)"):
+        target([{"boxes": torch.zeros(2, 4), "labels": torch.zeros(3), "scores": torch.zeros(2)}])
+
+
+class _OneDictDetector(_CellDetector):
+    """Returns the first image's dict, not a list of them."""
+
+    def forward(self, x: torch.Tensor) -> dict[str, torch.Tensor]:  # type: ignore[override]
+        return super().forward(x)[0]
+
+
+def test_a_box_score_error_in_gradcam_leaves_no_hook(image: torch.Tensor) -> None:
+    model = _OneDictDetector()
+    with pytest.raises(TypeError, match=r"needs a torchvision-style detector output.* got a dict"):
+        ht.GradCAM(model, "relu")(image, target=BoxScoreTarget(0, [0, 0, 2, 2]))
+    assert count_hooks(model) == {}
+    tiny = ht.TinyConvNet()
+    with pytest.raises(TypeError, match="for a classifier output"):
+        ht.GradCAM(tiny, "conv")(torch.ones(1, 1, 4, 4), target=BoxScoreTarget(0, [0, 0, 2, 2]))
+    assert count_hooks(tiny) == {}
+
+
 def test_reprs() -> None:
     assert repr(SegmentationTarget(1)) == "SegmentationTarget(1, predicted pixels)"
     assert repr(SegmentationTarget(1, mask=torch.ones(4, 4))) == (
         "SegmentationTarget(1, mask (4, 4))"
     )
     assert repr(SimilarityTarget(torch.ones(3))) == "SimilarityTarget(reference (3,))"
+    assert repr(BoxScoreTarget(2, [0, 0, 4, 4])) == (
+        "BoxScoreTarget(labels=[2], boxes=[[0.0, 0.0, 4.0, 4.0]], iou_threshold=0.5, "
+        "missing='raise')"
+    )
 
 
 def test_public_names() -> None:
     assert ht.SegmentationTarget is SegmentationTarget
     assert ht.targets.SimilarityTarget is SimilarityTarget
+    assert ht.BoxScoreTarget is BoxScoreTarget

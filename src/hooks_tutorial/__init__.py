@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
 
-from . import cam, data, lm, metrics
+from . import cam, data, detection, lm, metrics
 from .cam import (
     CAM,
     EigenCAM,
@@ -37,7 +37,7 @@ from .data import ShapesData, ShapesSpec, make_shapes
 from .gradtools import AnomalyError, clip_gradients, detect_anomalies, scale_gradients
 from .hooks import HookCounts, HookGroup, HookReport, count_hooks, remove_all_hooks
 from .models import SimpleCNN, TinyConvNet
-from .targets import SegmentationTarget, SimilarityTarget
+from .targets import BoxScoreTarget, SegmentationTarget, SimilarityTarget
 from .tracing import TraceResult, TraceRow, trace
 from .training import (
     Callback,
@@ -60,6 +60,7 @@ __all__ = [
     "CAM",
     "Activations",
     "AnomalyError",
+    "BoxScoreTarget",
     "Callback",
     "Captures",
     "EarlyStopping",
@@ -98,6 +99,7 @@ __all__ = [
     "count_hooks",
     "data",
     "detect_anomalies",
+    "detection",
     "evaluate",
     "fit",
     "lm",
