@@ -291,3 +291,21 @@ def test_screenshots_of_home_pages(
     page, record, _ = open_page(f"en/{GALLERY_PAGES[-1]}.html")
     screenshot(page, "en-last-gallery-page")
     assert not record.problems()
+
+
+def test_chinese_emphasis_is_upright_with_emphasis_dots(open_page: Callable[..., Any]) -> None:
+    """zh_CN pages set emphasis with emphasis dots, not slanted Han characters (custom.css)."""
+    styles = {}
+    for language in ("zh_CN", "en"):
+        page, _, _ = open_page(
+            f"{language}/auto_examples/01_python_foundations/plot_01_callbacks.html"
+        )
+        styles[language] = page.locator("article em").first.evaluate(
+            "e => [getComputedStyle(e).fontStyle, getComputedStyle(e).textEmphasisStyle,"
+            " e.textContent]"
+        )
+        page.close()
+    style, emphasis, text = styles["zh_CN"]
+    assert CJK.search(text), text  # a Chinese emphasis, not a code name
+    assert (style, emphasis) == ("normal", "filled dot"), styles
+    assert styles["en"][:2] == ["italic", "none"], styles

@@ -324,7 +324,8 @@ print(textwrap.fill(str(caught[0].message), width=72))
 assert last_map.abs().max() == 0
 # "the library warns": one ZeroMapWarning, naming this layer and a layer that works
 assert [w.category for w in caught] == [ht.ZeroMapWarning], caught
-assert "'blocks.1'" in str(caught[0].message) and "norm1" in str(caught[0].message)
+assert "'blocks.1'" in str(caught[0].message)
+assert "norm1" in str(caught[0].message)
 # sphinx_gallery_end_ignore
 
 # %%

@@ -46,6 +46,8 @@ explain.
 # per class and a box. Its weights ship with the library, like the
 # classifiers'.
 
+import warnings
+
 import matplotlib.pyplot as plt
 import torch
 from torchvision.ops import box_iou
@@ -251,20 +253,21 @@ plt.show()
 # check where the map's peak falls: on that shape's mask, on the other
 # shape's, or elsewhere. One target explains a whole batch when it holds
 # boxes per image, ``[B, M, 4]``: here each image's true box of its first,
-# then of its second shape. With ``missing="zero"`` a shape that the
-# detector missed scores 0 instead of stopping the call (the last section
-# shows why that is not the default); we leave those shapes out.
+# then of its second shape. We leave out the shapes that the detector
+# missed: scored on the detections above with ``missing="zero"``, such a
+# shape scores 0 instead of stopping the call (the last section shows why
+# that is not the default).
 
 
 def pointing(method):
     """Share of the detected shapes where the map's peak is on the shape, and on the other."""
     on_own, on_other, explained = 0, 0, 0
     for k in range(2):
-        box_target = ht.BoxScoreTarget(
-            test.object_labels[:, k : k + 1], test.object_boxes[:, k : k + 1], missing="zero"
-        )
-        detected = box_target(all_detections) > 0  # [200]: False where the shape was missed
-        maps = method(test.images, target=box_target)[detected]
+        labels, boxes = test.object_labels[:, k : k + 1], test.object_boxes[:, k : k + 1]
+        found_k = ht.BoxScoreTarget(labels, boxes, missing="zero")(all_detections)
+        detected = found_k > 0  # [200]: False where the shape was missed
+        box_target = ht.BoxScoreTarget(labels[detected], boxes[detected])
+        maps = method(test.images[detected], target=box_target)
         own, other = test.object_masks[detected, k], test.object_masks[detected, 1 - k]
         on_own += int(ht.metrics.pointing_game(maps, own).sum())
         on_other += int(ht.metrics.pointing_game(maps, other).sum())
@@ -343,16 +346,25 @@ assert ht.count_hooks(detector).total == 0
 # sphinx_gallery_end_ignore
 
 # %%
-# With ``missing="zero"`` the box scores 0 and the map is all zeros, as the
-# pointing game above used it. That option exists for ScoreCAM and the
-# perturbation metrics: they score changed copies of the image, and a
-# detection that vanishes from a copy rightly scores 0 (exercise 2).
+# With ``missing="zero"`` the box scores 0, as in the pointing game above,
+# and the map is all zeros; the library warns about such a map
+# (:class:`~hooks_tutorial.ZeroMapWarning`). That option exists for
+# ScoreCAM and the perturbation metrics: they score changed copies of the
+# image, and a detection that vanishes from a copy rightly scores 0
+# (exercise 2).
 
-empty = methods["Grad-CAM"](image, target=ht.BoxScoreTarget(other_label, first_box, missing="zero"))
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    empty = methods["Grad-CAM"](
+        image, target=ht.BoxScoreTarget(other_label, first_box, missing="zero")
+    )
 print(f"largest value of the map: {empty.max().item()}")
+for warning in caught:
+    print(f"{warning.category.__name__}: {str(warning.message)[:72]}...")
 
 # sphinx_gallery_start_ignore
 assert empty.max().item() == 0  # "the map is all zeros"
+assert [w.category for w in caught] == [ht.ZeroMapWarning], caught  # "the library warns"
 # sphinx_gallery_end_ignore
 
 # %%

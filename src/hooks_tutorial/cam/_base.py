@@ -43,8 +43,9 @@ class ZeroMapWarning(UserWarning):
     with respect to a target layer's output is zero at every position of an
     image, as at a ViT's last block, whose patch tokens the class-token head
     never reads, a pyramid level that the score does not use, or a target
-    that selects nothing (an empty segmentation region); and, for
-    the methods without gradients, when the map itself is zero everywhere.
+    that selects nothing (an empty segmentation region, a box that matches no
+    detection); and, for the methods without gradients, when the map itself
+    is zero everywhere.
     The message names the layer, the images and a layer to pick instead.
     Silence it with ``warnings.simplefilter("ignore", ZeroMapWarning)``.
     """
@@ -406,8 +407,9 @@ class BaseCAM(NoHooksHeld):
                     "so the score does not depend on it through these positions (as at a "
                     "ViT's last block, whose patch tokens the class-token head never reads, "
                     "at a pyramid level the score does not use, or with a target that "
-                    "selects nothing, such as an empty segmentation region). Pick a layer "
-                    "whose output the score reads at every position: for a ViT, one before "
+                    "selects nothing, such as an empty segmentation region or a box that "
+                    "matches no detection). Pick a layer whose output the score reads at "
+                    "every position: for a ViT, one before "
                     "the last block's attention (its first LayerNorm, norm1 or ln_1, in the "
                     "pre-norm blocks of timm and torchvision, or the previous block); "
                     "otherwise an earlier layer"
