@@ -14,9 +14,10 @@ import re
 _W = "A-Za-z0-9_"
 NUMBER = re.compile(rf"(?<![{_W}.\-])-?\d+(?:\.\d+)?(?:e[-+]?\d+)?(?![{_W}]|\.\d)")
 # "page 17", "exercise 2", "step 0", "Solution 1", "第 17 页" name a page, an exercise,
-# a step, not a value
+# a step, not a value; "torch 2.9" names a release
 NOT_A_CLAIM = re.compile(
-    r"(?:[Pp]ages?|[Ee]xercises?|[Ss]teps?|[Ss]olutions?|[Cc]hapters?|[Ss]ections?|练习|第)\s*$"
+    r"(?:[Pp]ages?|[Ee]xercises?|[Ss]teps?|[Ss]olutions?|[Cc]hapters?|[Ss]ections?|练习|第"
+    r"|torch|torchvision|Python)\s*$"
 )
 
 

@@ -99,8 +99,11 @@ def test_a_solution_needs_its_bold_title(tmp_path: Path) -> None:
     assert "has no bold title" in warnings
 
 
-def test_numbers_that_name_a_page_or_a_step_are_not_claims() -> None:
-    text = "See page 17, exercise 2, step 0, section 3.1 and 第 17 页: 0.213 of 64, 2e-7, -0.5."
+def test_numbers_that_name_a_page_a_step_or_a_release_are_not_claims() -> None:
+    text = (
+        "See page 17, exercise 2, step 0, section 3.1 and 第 17 页: 0.213 of 64, 2e-7, -0.5, "
+        "on torch 2.9 and torchvision 0.24."
+    )
     assert claimed_numbers(text) == {"0.213", "64", "2e-7", "-0.5"}
     assert printed("0.213", "acc 0.213\n")
     assert not printed("0.21", "acc 0.213")
