@@ -114,3 +114,35 @@ def test_hooks_around_passes_the_caller_runs_refuse_the_wrapper(
     assert count_hooks(compiled) == {}
     with use(tiny_cnn):  # the fix the message gives
         tiny_cnn(x)
+
+
+# -- compiled in place: module.compile() leaves no eager module to run --------
+
+
+def test_every_method_refuses_a_model_compiled_in_place(
+    small_cnn: Callable[[], nn.Module],
+    make_cam: Callable[[nn.Module], Any],
+    x: torch.Tensor,
+) -> None:
+    model = small_cnn()
+    model.compile(backend="aot_eager")
+    model(x)  # compiled and used, as a user would
+    # with the default backend the map was refused with a wrong cause ("the score does not
+    # depend on the output of layer ..."): the compiled code skipped the CAM's hooks
+    with pytest.raises(
+        ValueError, match=r"the model was compiled in place.*torch\.compile\(model\)"
+    ):
+        make_cam(model)(x)
+    assert count_hooks(model) == {}
+
+
+def test_a_submodule_compiled_in_place_is_named(tiny_cnn: nn.Sequential, x: torch.Tensor) -> None:
+    tiny_cnn[2].compile(backend="aot_eager")
+    with pytest.raises(ValueError, match=r"^2 was compiled in place"):
+        GradCAM(tiny_cnn, "2")(x)
+    with (
+        pytest.raises(ValueError, match=r"^2 was compiled in place"),
+        capture_activations(tiny_cnn, "0"),
+    ):
+        tiny_cnn(x)
+    assert count_hooks(tiny_cnn) == {}

@@ -67,6 +67,34 @@ def check_not_compiled(model: nn.Module, fix: str) -> None:
             f"object as compiled.{_COMPILED}, with the same weights), and call it: {fix}"
         )
         raise ValueError(msg)
+    check_not_compiled_in_place(model)
+
+
+def check_not_compiled_in_place(model: nn.Module) -> None:
+    """Raise if a module of ``model`` was compiled in place, with ``module.compile()``.
+
+    ``nn.Module.compile()`` keeps the module but replaces what calling it runs
+    by compiled code, which does not run hooks added after compiling: a CAM
+    would record nothing, or stale tensors. Unlike ``torch.compile(model)``,
+    it leaves no eager module to run instead. torch offers no public query;
+    ``Module.compile`` stores the compiled call in ``_compiled_call_impl``,
+    which ``Module.__call__`` runs when it is set, and this reads it.
+    """
+    compiled = [
+        name or "the model"
+        for name, module in model.named_modules()
+        if getattr(module, "_compiled_call_impl", None) is not None
+    ]
+    if compiled:
+        msg = (
+            f"{_available(compiled) if compiled != ['the model'] else 'the model'} was "
+            "compiled in place (module.compile()): its compiled code does not run hooks "
+            "added after compiling, so the hooks could record nothing or stale tensors. "
+            "Compile a wrapper instead, compiled = torch.compile(model): it runs the compiled "
+            "code and leaves model itself eager for hooks (the CAM methods accept either). "
+            "module.compile() cannot be undone: create the model again to explain it"
+        )
+        raise ValueError(msg)
 
 
 def _eager_name(name: str) -> str:

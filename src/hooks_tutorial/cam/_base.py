@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from typing_extensions import Self
 
 from .._checks import check_finite, check_grad_mode, check_input
-from .._layers import LayersLike, eager_module, resolve_layers
+from .._layers import LayersLike, check_not_compiled_in_place, eager_module, resolve_layers
 from .._maps import normalize, upsample
 from .._scope import Scope
 from .._scoring import Target, eval_mode, resolve_target
@@ -138,7 +138,8 @@ class BaseCAM(NoHooksHeld):
     model : torch.nn.Module
         The model to explain. For the wrapper that :func:`torch.compile`
         returns, the original module is explained (and stored as ``model``),
-        in eager mode: see :class:`~hooks_tutorial.GradCAM`.
+        in eager mode: see :class:`~hooks_tutorial.GradCAM`. A model compiled
+        in place (``model.compile()``) is refused: it has no eager module.
     target_layer : torch.nn.Module, str, or list of them
         The layer(s) whose output is explained, as modules or dotted names
         as :meth:`torch.nn.Module.named_modules` lists them (``"layer4.1"``).
@@ -251,8 +252,10 @@ class BaseCAM(NoHooksHeld):
             dimension with ``x.unsqueeze(0)``), the target layer's output is
             not 4-D, or is channels-last ``[B, H, W, C]`` by the layer's own
             ``LayerNorm`` or ``Linear``, and there is no ``reshape_transform``,
-            the number of target indices does not match the batch, or a
-            callable target returns the wrong shape.
+            the number of target indices does not match the batch, a
+            callable target returns the wrong shape, or a module of the model
+            was compiled in place with ``module.compile()`` (compile a wrapper,
+            ``torch.compile(model)``, instead).
         IndexError
             If a target class index is out of range.
         RuntimeError
@@ -301,6 +304,7 @@ class BaseCAM(NoHooksHeld):
         indices: Tensor | None = None
         grad_mode = torch.enable_grad() if self.uses_gradients else torch.no_grad()
         scope = Scope()
+        check_not_compiled_in_place(self.model)  # checked when hooks are added: now
         with eval_mode(self.model), grad_mode:
             with HookGroup() as hooks:
                 for (_, module), record in zip(self.layers, records, strict=True):

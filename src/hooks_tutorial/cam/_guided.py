@@ -8,7 +8,7 @@ import torch
 from torch import Tensor, nn
 
 from .._checks import check_finite, check_grad_mode, check_input, check_model
-from .._layers import LayersLike, eager_module
+from .._layers import LayersLike, check_not_compiled_in_place, eager_module
 from .._scope import Scope
 from .._scoring import Target, eval_mode, resolve_target
 from ..hooks import HookGroup
@@ -117,6 +117,7 @@ class GuidedBackprop(NoHooksHeld):
         """
         x = check_input(x)
         check_grad_mode(type(self).__name__)
+        check_not_compiled_in_place(self.model)  # its compiled code would skip the ReLU hooks
         x_in = x.detach().clone().requires_grad_(True)
         with HookGroup() as tensor_hooks, eval_mode(self.model), torch.enable_grad():
 
