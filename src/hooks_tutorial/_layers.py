@@ -70,7 +70,7 @@ def check_not_compiled(model: nn.Module, fix: str) -> None:
     check_not_compiled_in_place(model)
 
 
-def check_not_compiled_in_place(model: nn.Module) -> None:
+def check_not_compiled_in_place(model: object) -> None:
     """Raise if a module of ``model`` was compiled in place, with ``module.compile()``.
 
     ``nn.Module.compile()`` keeps the module but replaces what calling it runs
