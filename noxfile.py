@@ -220,13 +220,14 @@ def e2e(session: nox.Session) -> None:
     """Browse the built site (``nox -s docs`` first) in headless Chromium.
 
     Serves docs/_build/html on 127.0.0.1. axe-core (WCAG 2 A/AA) audits every
-    tutorial page and one page of each other kind (home, API summary, API
-    class and function, module source and its index, gallery index, general
-    index, search, 404), in both languages and in the light and the dark
-    theme, and those loads must show no console error, failed request or
-    request to another host; then the root page, the language switcher,
-    search, dark mode, the 404 page, the Chinese downloads, keyboard use and
-    visible focus. (Language, alt text, links, images and downloads of every
+    tutorial page and one page of each other kind (home, API summary, hook
+    cheat sheet, API class and function, module source and its index, gallery
+    index, general index, search, 404), in both languages and in the light and
+    the dark theme, and those loads must show no console error, failed request
+    or request to another host; then the root page, the language switcher,
+    search, dark mode, the 404 page, the Chinese downloads, the cheat sheet on
+    a phone and printed on A4, the feedback link, keyboard use and visible
+    focus. (Language, alt text, links, images and downloads of every
     page are checked without a browser by ``nox -s docs``.) Installs Debian's
     Chromium (and Node.js) with apt-get when missing (as root), axe-core with
     ``npm ci`` (pinned in e2e/package-lock.json) and pytest-playwright, which

@@ -59,6 +59,7 @@ extensions = [
     "api_examples",  # docs/_ext/api_examples.py: API pages list the tutorials that use them
     "light",  # docs/_ext/light.py: deferred scripts, icon font cut to the icons used
     "solutions",  # docs/_ext/solutions.py: solutions run in the build, fold away, answers checked
+    "cheatsheet",  # docs/_ext/cheatsheet.py: the hook cheat sheet's tables, from cheatsheet.toml
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
@@ -90,6 +91,11 @@ myst_substitutions = {
     # the torch that runs the pages and their checks (course_notes.md: "checked on PyTorch
     # ..."), without the local build tag: 2.14.1+cu130 -> 2.14.1
     "torch_version": torch.__version__.split("+")[0],
+    # the oldest torch the project allows (the floor of its requirement in pyproject.toml),
+    # on which `nox -s oldest` runs the tests, the cheat sheet's checks among them
+    "torch_oldest": next(
+        d.split(">=")[1] for d in PYPROJECT["project"]["dependencies"] if d.startswith("torch>=")
+    ),
 }
 
 # -- autodoc / autosummary / numpydoc ------------------------------------------
@@ -180,12 +186,17 @@ html_last_updated_fmt = None
 html_show_sourcelink = False
 html_copy_source = False
 html_domain_indices = False  # a module index of one module helps nobody
+# The cheat sheet's tables take the page's width: no section navigation beside them (the
+# page has no sub-pages; on a phone the menu still opens) and no table of contents
+# (cheatsheet.md's front matter)
+html_sidebars = {"cheatsheet": []}
 html_theme_options = {
     "navbar_end": ["lang-switcher", "theme-switcher", "navbar-icon-links"],
     "secondary_sidebar_items": ["page-toc", "edit-this-page"],
     "use_edit_page_button": True,  # html_context["edit_page_url_template"]
     "show_toc_level": 2,
     "navigation_with_keys": False,
+    "article_footer_items": ["feedback"],  # _templates/feedback.html, on every page
     "footer_start": ["copyright"],
     "footer_end": ["sphinx-version"],
 }
@@ -210,6 +221,8 @@ html_context = {
     "edit_page_url_template": EDIT_PAGE_URL_TEMPLATE,
     "edit_page_provider_name": "GitHub",
     "doc_path": "docs",
+    # "Feedback on this page" (_templates/feedback.html): a new issue, titled with the page
+    "feedback_url": f"{REPOSITORY}/issues/new",
 }
 
 # Chinese search: jieba segments the text; the user dictionary keeps compound

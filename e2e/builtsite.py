@@ -30,13 +30,15 @@ def _first(pattern: str, marker: str = "") -> list[str]:
 def template_pages() -> list[str]:
     """One page of each kind other than the tutorial pages (names, without the language).
 
-    The home page, the API summary, an API class page and an API function page,
-    a module's source (viewcode) and the source index, the gallery index, the
+    The home page, the API summary, the hook cheat sheet (tables drawn by
+    docs/_ext/cheatsheet.py), an API class page and an API function page, a
+    module's source (viewcode) and the source index, the gallery index, the
     general index, search and 404.
     """
     return [
         "index",
         "api",
+        "cheatsheet",
         *_first("generated/hooks_tutorial.*.html", '<dl class="py class">'),
         *_first("generated/hooks_tutorial.*.html", '<dl class="py function">'),
         *_first("_modules/hooks_tutorial/*.html"),

@@ -1,7 +1,7 @@
 """In the browser: no WCAG 2 A/AA violation, no error, and the keyboard alone.
 
 axe-core audits every tutorial page and one page of each other kind (home,
-API summary, an API class and function page, module source and its index,
+API summary, the hook cheat sheet, an API class and function page, module source and its index,
 gallery index, general index, search, 404), in both languages and in the
 light and the dark theme (WCAG 2 A and AA rules only); the same page loads
 record console errors (and fonts the browser refuses), JavaScript exceptions,

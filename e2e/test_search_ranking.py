@@ -68,6 +68,8 @@ QUERIES = [
     ("注意力头", L + "plot_34_attention_and_ablation"),
     ("激活修补", L + "plot_35_activation_patching"),
     ("引导向量", L + "plot_36_steering"),
+    ("cheat sheet", "cheatsheet"),
+    ("速查表", "cheatsheet"),
 ]
 # the start of an error message finds the error-message page first
 ERRORS = [

@@ -6,6 +6,7 @@ They need the docs dependency group, which ``nox -s docs`` installs.
 from __future__ import annotations
 
 import io
+import re
 import sys
 import zipfile
 from pathlib import Path
@@ -15,6 +16,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parents[2] / "docs" / "_ext"))
 
+import cheatsheet
 import companions
 import localized_downloads as ld
 import notebooks
@@ -272,3 +274,26 @@ def test_a_run_time_is_never_shown_as_zero(seconds: float, en: str, zh: str) -> 
     data = {"python": "3.11", "torch": "2", "torchvision": "0", "seconds": seconds, "peak_mib": 1}
     assert en in provenance.line(data, "en")
     assert zh in provenance.line(data, "zh_CN")
+
+
+@pytest.mark.parametrize(
+    ("title", "short"),
+    [
+        ("Forward hooks: look inside a model while it runs", "Forward hooks"),
+        ("前向钩子：在模型运行时查看其内部", "前向钩子"),
+        ("Firing order and global hooks", "Firing order and global hooks"),
+    ],
+)
+def test_the_cheat_sheet_links_pages_by_the_start_of_their_title(title: str, short: str) -> None:
+    assert cheatsheet.short_title(title) == short
+
+
+def test_every_group_of_the_cheat_sheet_is_on_its_page() -> None:
+    """Each group of rows and notes has its table on the page, and each table has rows."""
+    sheet = cheatsheet.load()
+    page = (cheatsheet.DATA.parent / "cheatsheet.md").read_text(encoding="utf-8")
+    shown = re.findall(r"^```\{hooks-cheatsheet\} ([\w-]+)$", page, flags=re.MULTILINE)
+    assert len(shown) == len(set(shown))
+    assert set(shown) == {row["group"] for row in sheet["row"]}
+    assert {note["group"] for note in sheet["note"]} <= set(shown)
+    assert set(sheet["columns"]) == set(cheatsheet.COLUMNS)
