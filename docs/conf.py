@@ -60,6 +60,9 @@ extensions = [
     "light",  # docs/_ext/light.py: deferred scripts, icon font cut to the icons used
     "solutions",  # docs/_ext/solutions.py: solutions run in the build, fold away, answers checked
     "cheatsheet",  # docs/_ext/cheatsheet.py: the hook cheat sheet's tables, from cheatsheet.toml
+    "page_numbers",  # docs/_ext/page_numbers.py: "15." before page 15's title, as prose cites it
+    "reading_time",  # docs/_ext/reading_time.py: each tutorial's reading and running time
+    "fast_path",  # docs/_ext/fast_path.py: the fast path's box and each step's banner, from one list
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
@@ -173,6 +176,68 @@ sphinx_gallery_conf = {
     ),
     # "pypandoc": off; docs/_ext/notebooks.py converts each notebook's prose in one pandoc call
 }
+
+# -- The fast path to Grad-CAM (docs/_ext/fast_path.py) ------------------------
+# The one list of the path: its pages in reading order, each with what it gives the
+# next (English, Chinese; ``literal`` in double back-quotes). The box on the home page
+# and on the tutorials' index (``fast-path`` directive), the number of pages in its
+# title and the "step n of N, next: ..." banner on each of these pages are made from
+# it; a page's prerequisites must come before it here, or the build warns.
+fast_path = [
+    (
+        "course_notes",
+        "what the course notes get right and wrong, and which page shows each point.",
+        "课程笔记哪里对、哪里错，以及本站哪一页演示了每一点。",
+    ),
+    (
+        "auto_examples/01_python_foundations/plot_01_callbacks",
+        "a hook is a callback that PyTorch calls.",
+        "钩子就是由 PyTorch 调用的回调函数。",
+    ),
+    (
+        "auto_examples/02_module_hooks/plot_05_forward_hooks",
+        "a forward hook keeps a layer's activations.",
+        "前向钩子把某一层的激活值保存下来。",
+    ),
+    (
+        "auto_examples/02_module_hooks/plot_07_backward_hooks",
+        (
+            "why the notes' ``register_backward_hook`` gets the gradients wrong, and what "
+            "to use instead."
+        ),
+        "笔记中的 ``register_backward_hook`` 为什么给出错误的梯度，以及应该改用什么。",
+    ),
+    (
+        "auto_examples/02_module_hooks/plot_08_handles_and_leaks",
+        "leave no hook behind, even when an error strikes.",
+        "即使中途出错，也不留下任何钩子。",
+    ),
+    (
+        "auto_examples/03_tensor_hooks/plot_10_tensor_hooks",
+        "a tensor hook on a layer's output receives its gradient, the other half of Grad-CAM.",
+        "挂在某一层输出上的张量钩子会收到这个输出的梯度，这是 Grad-CAM 的另一半。",
+    ),
+    (
+        "auto_examples/04_grad_cam/plot_15_train_cnn",
+        "the model to explain, and images whose right answer is known.",
+        "要解释的模型，以及正确答案已知的图像。",
+    ),
+    (
+        "auto_examples/04_grad_cam/plot_16_gradcam_from_scratch",
+        "the two hooks together, turning activations and their gradients into a map.",
+        "两个钩子配合使用，把激活值和它们的梯度变成一张热力图。",
+    ),
+    (
+        "auto_examples/04_grad_cam/plot_17_gradcam_library",
+        "the same in one call, with ``hooks_tutorial.GradCAM``.",
+        "同样的事，用 ``hooks_tutorial.GradCAM`` 一次调用完成。",
+    ),
+    (
+        "auto_examples/04_grad_cam/plot_18_cam_family",
+        "the methods that came after Grad-CAM, what each one changes, and how they compare.",
+        "Grad-CAM 之后出现的各种方法，它们各自改动了什么，彼此相比又如何。",
+    ),
+]
 
 # -- HTML ---------------------------------------------------------------------
 html_theme = "pydata_sphinx_theme"

@@ -3,12 +3,18 @@
 sphinx-gallery can print an example's run time and memory into the page, but
 as text of the page: every build would change that text and so the zh_CN
 catalogs. Here the English build records, for each example it runs, the
-versions of Python, torch and torchvision, the wall time and the peak memory
+versions of Python, torch and torchvision, the run time and the peak memory
 (:func:`record`, one of the gallery's ``reset_modules``, called before and
 after each example), in ``<example>.provenance.json`` next to sphinx-gallery's
 own outputs in ``auto_examples/``; both languages' builds then add one line in
 the page's language above the download buttons (:func:`add_line`), so the zh_CN
 build, which reuses the English outputs, reports the run that made them.
+
+The run time is the one sphinx-gallery measured for the example's code and
+cached beside it (``<example>.cost.json``, written just before the "after"
+call); where that is missing or older than the run (the example failed), the
+wall time between the two calls. ``reading_time.py`` shows the same number
+under the page's title.
 
 Memory is the process's peak resident memory while the example ran, above what
 the process held when it started (the build itself, with torch already
@@ -43,7 +49,7 @@ MEMORY = {
     "zh_CN": "，内存占用峰值比本页代码运行前高出 {mib:.0f} MiB",
 }
 _STATUS = Path("/proc/self/status")
-_started: dict[str, tuple[float, int | None]] = {}
+_started: dict[str, tuple[float, float, int | None]] = {}
 
 
 def _kib(field: str) -> int | None:
@@ -83,17 +89,29 @@ def output_path(gallery_conf: dict[str, Any], fname: str) -> Path:
     raise ValueError(msg)
 
 
+def gallery_seconds(cost: Path, since: float) -> float | None:
+    """The run time in sphinx-gallery's ``cost`` file, if it was written at ``since`` or later."""
+    try:
+        if cost.stat().st_mtime < since:
+            return None
+        return float(json.loads(cost.read_text(encoding="utf-8"))["time"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 def record(gallery_conf: dict[str, Any], fname: str | None, when: str) -> None:
     """``reset_modules`` entry: note the start, then write the record after the example."""
     if fname is None:
         return
     if when == "before":
         rss = _kib("VmRSS") if _reset_peak() else None
-        _started[fname] = (time.perf_counter(), rss)
+        _started[fname] = (time.perf_counter(), time.time(), rss)
         return
-    start, rss = _started.pop(fname, (None, None))
+    start, wall_start, rss = _started.pop(fname, (None, 0.0, None))
     if start is None:
         return
+    path = output_path(gallery_conf, fname)
+    seconds = gallery_seconds(path.with_suffix("").with_suffix(".cost.json"), wall_start)
     import torch  # noqa: PLC0415  (the examples' process has it)
     import torchvision  # noqa: PLC0415
 
@@ -102,12 +120,28 @@ def record(gallery_conf: dict[str, Any], fname: str | None, when: str) -> None:
         "python": platform.python_version(),
         "torch": torch.__version__,
         "torchvision": torchvision.__version__,
-        "seconds": round(time.perf_counter() - start, 2),
+        "seconds": round(time.perf_counter() - start if seconds is None else seconds, 2),
         "peak_mib": None if peak is None or rss is None else round(max(peak - rss, 0) / 1024, 1),
     }
-    path = output_path(gallery_conf, fname)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+
+
+def duration(seconds: float, language: str) -> str:
+    """A run time as the page says it: "3.2 s", " 3.2 秒" (after 用时), "under 0.1 s"."""
+    language = language if language in TIME else "en"
+    # a run shorter than 0.05 s would read "0.0 s"; say what is known instead
+    took, short = TIME[language]
+    return took.format(seconds=seconds) if seconds >= 0.05 else short
+
+
+def read(srcdir: str | Path, docname: str) -> dict[str, Any] | None:
+    """The record of the page ``docname`` (written by :func:`record`), or None."""
+    path = Path(srcdir) / f"{docname}.provenance.json"
+    if not path.is_file():
+        return None
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return data
 
 
 def line(data: dict[str, Any], language: str) -> str:
@@ -116,9 +150,7 @@ def line(data: dict[str, Any], language: str) -> str:
     memory = (
         MEMORY[language].format(mib=data["peak_mib"]) if data.get("peak_mib") is not None else ""
     )
-    # a run shorter than 0.05 s would read "0.0 s"; say what is known instead
-    took, short = TIME[language]
-    time_ = took.format(seconds=data["seconds"]) if data["seconds"] >= 0.05 else short
+    time_ = duration(data["seconds"], language)
     # the release, without a wheel's build tag ("2.14.1", not "2.14.1+cu130": a CUDA
     # build, which puzzled readers of pages that run on the CPU); records written by
     # an older build may still carry it
@@ -132,10 +164,9 @@ def add_line(
     del templatename, doctree
     if not pagename.startswith("auto_examples/") or "body" not in context:
         return
-    path = Path(app.srcdir) / f"{pagename}.provenance.json"
-    if not path.is_file():
+    data = read(app.srcdir, pagename)
+    if data is None:
         return
-    data = json.loads(path.read_text(encoding="utf-8"))
     html = f'<p class="provenance">{line(data, app.config.language or "en")}</p>\n'
     body = context["body"]
     footer = body.find('<div class="sphx-glr-footer')

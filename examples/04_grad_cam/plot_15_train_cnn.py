@@ -31,7 +31,12 @@ the chapter explains.
   record a history, and how a callback stops training early;
 - how to measure test accuracy and compute a confusion matrix.
 
-**Prerequisites**: :doc:`/auto_examples/01_python_foundations/plot_04_training_callbacks`.
+**Prerequisites**: :doc:`/auto_examples/01_python_foundations/plot_01_callbacks`
+and a first PyTorch training loop (model, loss, optimiser).
+
+This page says what it uses of ``fit`` and its callbacks;
+:doc:`/auto_examples/01_python_foundations/plot_04_training_callbacks` builds
+them step by step, for a closer look.
 """
 
 # %%
@@ -130,6 +135,14 @@ print(config)
 # last block's output
 # (``features`` below) is the feature map that Grad-CAM will explain, and the
 # layers have names a reader can type, such as ``model.relu3``.
+#
+# .. note::
+#
+#    **GAP, the name and the layer.** In the CAM paper and in the Grad-CAM
+#    articles that follow it, Chinese ones included, GAP always means global
+#    *average* pooling. Here ``gap`` is only the attribute's name: read
+#    ``model.gap`` as "the global pooling layer", which in this chapter keeps
+#    each channel's *maximum*. The code below prints its type.
 
 model = ht.SimpleCNN(channels=config.channels, pool=config.pool, seed=config.seed)
 print(model)
@@ -141,7 +154,8 @@ with torch.no_grad():
 
 # sphinx_gallery_start_ignore
 # "The recipe uses global max pooling (pool="max"): ... the layer named gap is an
-# AdaptiveMaxPool2d"; "The last block's output (features below) is the feature map"
+# AdaptiveMaxPool2d"; the note: "model.gap ... in this chapter keeps each channel's
+# maximum"; "The last block's output (features below) is the feature map"
 assert config.pool == "max"
 assert isinstance(model.gap, torch.nn.AdaptiveMaxPool2d)
 assert model.forward_features(train.images[:2]).shape == (2, 64, 8, 8)
