@@ -59,7 +59,14 @@ extensions = [
     "api_examples",  # docs/_ext/api_examples.py: API pages list the tutorials that use them
     "light",  # docs/_ext/light.py: deferred scripts, icon font cut to the icons used
     "solutions",  # docs/_ext/solutions.py: solutions run in the build, fold away, answers checked
+    "download_language",  # docs/_ext/download_language.py: each download says its language
 ]
+
+# The exercise checks that the pages run (ht.exercises.check) print English, like every
+# other output on the pages, whatever the locale of the machine that builds them; the
+# zh_CN pages show the outputs of the English run. (A reader's download says its own
+# language: docs/_ext/download_language.py.)
+os.environ["HOOKS_TUTORIAL_LANGUAGE"] = "en"
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
