@@ -21,6 +21,7 @@ checks nor the solutions can drift apart unnoticed.
 
 from __future__ import annotations
 
+import inspect
 import re
 import types
 from collections.abc import Iterable
@@ -151,10 +152,16 @@ def assert_check(exercise: str, solution: object, wrong: object, problem: str) -
     _checked.add(exercise)
 
 
-def assert_exercises_checked(namespace: dict[str, Any]) -> None:
-    """Every checked exercise of this page (its number from ``__file__``) went through assert_check."""
-    page = re.match(r"plot_(\d+[a-z]?)_", Path(namespace["__file__"]).name)
-    assert page is not None, namespace["__file__"]
+def assert_exercises_checked() -> None:
+    """Every checked exercise of the calling page went through :func:`assert_check`.
+
+    The page is the file of the code that calls this (sphinx-gallery runs a
+    page's code compiled with its file name).
+    """
+    caller = inspect.currentframe()
+    filename = caller.f_back.f_code.co_filename if caller and caller.f_back else ""
+    page = re.match(r"plot_(\d+[a-z]?)_", Path(filename).name)
+    assert page is not None, f"not called from a page: {filename}"
     ours = {
         name
         for name, kind in ht.exercises.exercise_kinds().items()

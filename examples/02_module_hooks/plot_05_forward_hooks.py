@@ -581,6 +581,6 @@ def conv_and_relu_detached(net, x):
 assert_check("05.3", conv_and_relu, conv_and_relu_detached, "overwritten")
 from page_checks import assert_exercises_checked, assert_no_hooks_left  # docs/_ext
 
-assert_exercises_checked(globals())
+assert_exercises_checked()
 assert_no_hooks_left(globals())
 # sphinx_gallery_end_ignore

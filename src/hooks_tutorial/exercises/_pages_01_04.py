@@ -85,7 +85,7 @@ def _double_and_print(answer: object) -> Values:
         "Two listeners, then `remove_listener(first)`: the next click ran only the second "
         "one, and `listeners` holds only the second. Removing a callback is what a hook's "
         "`handle.remove()` does too.",
-        "注册两个监听函数，再调用 `remove_listener(first)`：之后的点击只运行了第二个，"
+        "注册两个监听器，再调用 `remove_listener(first)`：之后的点击只运行了第二个，"
         "`listeners` 里也只剩第二个。移除回调函数，也正是钩子句柄的 `handle.remove()` 所做的事。",
     ),
     not_a_button=Text(
@@ -98,7 +98,7 @@ def _double_and_print(answer: object) -> Values:
         "After `remove_listener(first)`, the second listener no longer ran either: remove "
         "only the callback you are given (`self.listeners.remove(callback)`), not all of "
         "them.",
-        "调用 `remove_listener(first)` 之后，第二个监听函数也不再运行了：只移除传进来的那个回调函数"
+        "调用 `remove_listener(first)` 之后，第二个监听器也不再运行了：只移除传进来的那个回调函数"
         "（`self.listeners.remove(callback)`），而不是全部。",
     ),
     still_called=Text(
