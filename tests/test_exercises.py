@@ -712,3 +712,8 @@ def test_wrap_keeps_inline_code_whole_and_breaks_between_chinese_characters() ->
     assert all(not line.startswith("。") for line in lines)
     assert any("`a long piece of code`" in line for line in lines)
     assert _language.wrap("one two three", 7) == "one two\nthree"
+
+
+def test_wrap_never_breaks_between_a_bracket_and_inline_code() -> None:
+    text = "word " * 14 + "(`s * (1 - s)` for the sigmoid)"
+    assert "(\n" not in _language.wrap(text, 79)

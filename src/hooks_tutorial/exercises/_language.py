@@ -184,7 +184,10 @@ def _units(paragraph: str) -> list[tuple[bool, str]]:
             space = True
             continue
         if part.startswith("`"):
-            units.append((space or not units, (" " if space and units else "") + part))
+            if units and not space and not _wide(units[-1][1][-1]):  # "(`x`": keep together
+                units[-1] = (units[-1][0], units[-1][1] + part)
+            else:
+                units.append((True, (" " if space and units else "") + part))
             space = False
             continue
         for char in part:
