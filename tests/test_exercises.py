@@ -339,21 +339,21 @@ def hooks_outside_group(module):
         raise ValueError(msg)
 
 
-def count_module_calls(model, x):
+def module_calls(model, x):
     calls = []
     handle = register_module_forward_pre_hook(lambda m, args: calls.append(m))
     try:
         model(x)
     finally:
         handle.remove()
-    return len(calls)
+    return calls
 
 
 def count_modules(model, x):
     return len(list(model.modules()))
 
 
-def model_row(result):
+def find_model_row(result):
     return next(row for row in result if row.name == "")
 
 
@@ -381,8 +381,8 @@ RIGHT = {
     "08.1": get_activation,
     "08.2": hooks_then_error,
     "09.1": ["Linear", "ReLU", "Tanh", "Sequential", "Sequential"],
-    "09.2": count_module_calls,
-    "09.3": model_row,
+    "09.2": module_calls,
+    "09.3": find_model_row,
 }
 
 WRONG = [
@@ -419,6 +419,8 @@ WRONG = [
     ("08.2", hooks_outside_group, "outside_group"),
     ("09.1", ["Sequential", "Linear", "Sequential", "ReLU", "Tanh"], "containers_first"),
     ("09.2", count_modules, "counted_modules"),
+    ("09.2", lambda model, x: list(model.modules()), "counted_modules"),
+    ("09.2", lambda model, x: str(model), "not_calls"),
     ("09.3", lambda result: result[-1], "wrong_row"),
 ]
 

@@ -475,7 +475,6 @@ assert_check(
 # own layer name.
 
 
-
 def record_shapes(model, shapes):
     return [
         layer.register_forward_hook(

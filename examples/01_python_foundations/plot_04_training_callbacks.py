@@ -492,7 +492,6 @@ assert_check("04.2", BatchCounter, FixedSizeCounter, "assumed_size")
 # the later epochs improved on the best value by less than ``min_delta``.
 
 
-
 def lowest_epoch(val_losses):
     epoch, loss = min(enumerate(val_losses, start=1), key=lambda pair: pair[1])
     return epoch

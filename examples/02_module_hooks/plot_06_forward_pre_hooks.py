@@ -477,7 +477,6 @@ assert_check("06.1", add_noise, add_noise_always, "noise_in_eval")
 # returned.
 
 
-
 def clamp_output(module, args, output):
     return output.clamp(max=1.0)
 
@@ -518,7 +517,6 @@ assert_check("06.2", clamp_output, clamp_without_return, "returned_none")
 # **Solution 3.** It prints ``{'started': 2, 'finished': 1}``: both calls
 # started, and only the first finished, since the ``always_call`` hook gets
 # ``output=None`` when ``forward`` raises.
-
 
 
 def count_calls(module, inputs):

@@ -514,7 +514,6 @@ assert torch.allclose(linear.weight.grad, plain_weight_grad)
 # module.
 
 
-
 def backward_grads(module, x):
     store = {}
     with module.register_full_backward_hook(

@@ -702,16 +702,23 @@ class _Shared(nn.Module):
         "而你的钩子在之后被移除了。",
     ),
     counted_modules=Text(
-        "For a model that calls its ReLU twice, your function returned {returned}, the "
-        "number of modules; it makes {calls} module calls. Count the calls with the global "
-        "pre-hook, `register_module_forward_pre_hook(lambda m, args: ...)`.",
-        "对一个调用了两次 ReLU 的模型，你的函数返回了 {returned}，也就是模块的个数；"
+        "For a model that calls its ReLU twice, `{model}`, your function found {returned} "
+        "calls, the number of modules; it makes {calls} module calls. Count the calls with "
+        "the global pre-hook, `register_module_forward_pre_hook(lambda m, args: ...)`.",
+        "对一个调用了两次 ReLU 的模型 `{model}`，你的函数找到了 {returned} 次调用，也就是模块的个数；"
         "它实际有 {calls} 次模块调用。请用全局预钩子统计调用次数，"
         "`register_module_forward_pre_hook(lambda m, args: ...)`。",
     ),
     wrong_count=Text(
-        "For {what}, your function returned {returned}; a forward pass makes {calls} module calls.",
-        "对于{what}，你的函数返回了 {returned}；一次前向传播有 {calls} 次模块调用。",
+        "For the model `{model}`, your function found {returned} calls; a forward pass makes "
+        "{calls} module calls.",
+        "对模型 `{model}`，你的函数找到了 {returned} 次调用；一次前向传播有 {calls} 次模块调用。",
+    ),
+    not_calls=Text(
+        "`module_calls(model, x)` returned a `{got}`; it should return the modules called, "
+        "one entry per call (a list), or their number.",
+        "`module_calls(model, x)` 返回了一个 `{got}`；它应当返回被调用的模块，每次调用一项"
+        "（一个列表），或者调用的次数。",
     ),
     global_left=Text(
         "Your function counted right, but its global hook stayed registered: every model "
@@ -720,22 +727,28 @@ class _Shared(nn.Module):
         "请在 `finally` 块中移除它的句柄。",
     ),
 )
-def _count_module_calls(answer: object) -> Values:
-    count_module_calls = require_callable(answer)
+def _module_calls(answer: object) -> Values:
+    module_calls = require_callable(answer)
     plain = watch(nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2)))
     shared = watch(_Shared())
     x = torch.randn(2, 3)
     results = []
-    for model, what in ((plain, "a Sequential"), (shared, "a model with a shared ReLU")):
+    cases = ((plain, "Sequential(Linear, ReLU, Linear)"), (shared, "act(fc(act(x)))"))
+    for model, name in cases:
         calls: list[nn.Module] = []
         with register_module_forward_pre_hook(lambda m, args, seen=calls: seen.append(m)):
             model(x)
-        returned = count_module_calls(model, x)
+        found = module_calls(model, x)
+        if isinstance(found, (list, tuple)):
+            returned = len(found)
+        elif isinstance(found, int) and not isinstance(found, bool):
+            returned = found
+        else:
+            raise Problem("not_calls", got=type(found).__name__)
         modules = len(list(model.modules()))
         if returned != len(calls):
-            if returned == modules:
-                raise Problem("counted_modules", returned=returned, calls=len(calls))
-            raise Problem("wrong_count", what=what, returned=returned, calls=len(calls))
+            shown = {"model": name, "returned": returned, "calls": len(calls)}
+            raise Problem("counted_modules" if returned == modules else "wrong_count", **shown)
         results.append((len(calls), modules))
     from torch.nn.modules import module as module_globals  # noqa: PLC0415
 
@@ -753,24 +766,24 @@ def _count_module_calls(answer: object) -> Values:
         "它的输出形状是 `{shapes}`。",
     ),
     not_a_row=Text(
-        "`model_row(result)` returned a `{got}`; it should return one row of the trace (a "
+        "`find_model_row(result)` returned a `{got}`; it should return one row of the trace (a "
         "`TraceRow`).",
-        "`model_row(result)` 返回了一个 `{got}`；它应当返回追踪结果中的一行（一个 `TraceRow`）。",
+        "`find_model_row(result)` 返回了一个 `{got}`；它应当返回追踪结果中的一行（一个 `TraceRow`）。",
     ),
     wrong_row=Text(
-        "`model_row(result)` returned the row of `{name}` (a `{type}`). The model's own row "
+        "`find_model_row(result)` returned the row of `{name}` (a `{type}`). The model's own row "
         'is the one whose `name` is `""`, the name `named_modules()` gives the model '
         "itself (the table shows it as `(model)`).",
-        "`model_row(result)` 返回的是 `{name}`（一个 `{type}`）的那一行。模型自己的那一行，"
+        "`find_model_row(result)` 返回的是 `{name}`（一个 `{type}`）的那一行。模型自己的那一行，"
         '`name` 是 `""`，也就是 `named_modules()` 给模型本身的名字（表格中显示为 `(model)`）。',
     ),
 )
-def _model_row(answer: object) -> Values:
-    model_row = require_callable(answer)
+def _find_model_row(answer: object) -> Values:
+    find_model_row = require_callable(answer)
     shapes = None
     for model in (watch(_nested()), watch(_Shared())):
         result: TraceResult = trace(model, torch.randn(2, 3), leaves_only=False)
-        row = model_row(result)
+        row = find_model_row(result)
         if not isinstance(row, TraceRow):
             raise Problem("not_a_row", got=type(row).__name__)
         if row.name != "":
