@@ -504,9 +504,7 @@ ht.exercises.check("03.2", record_shapes)
 # without the default argument every lambda reads name after the loop: "2"
 def record_shapes_late(model, shapes):
     return [
-        layer.register_forward_hook(
-            lambda _m, _args, out: shapes.update({name: tuple(out.shape)})  # noqa: B023
-        )
+        layer.register_forward_hook(lambda _m, _args, out: shapes.update({name: tuple(out.shape)}))
         for name, layer in model.named_children()
     ]
 

@@ -493,7 +493,7 @@ assert_check("04.2", BatchCounter, FixedSizeCounter, "assumed_size")
 
 
 def lowest_epoch(val_losses):
-    epoch, loss = min(enumerate(val_losses, start=1), key=lambda pair: pair[1])
+    epoch, _ = min(enumerate(val_losses, start=1), key=lambda pair: pair[1])
     return epoch
 
 

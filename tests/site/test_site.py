@@ -21,7 +21,7 @@ from sitecheck import EXAMPLES, HTML, prose
 from sphinx_gallery.py_source_parser import remove_ignore_blocks
 
 sys.path.insert(0, str(Path(__file__).parents[2] / "docs" / "_ext"))
-from download_language import marked_script  # noqa: E402 - docs/_ext, put on the path above
+from download_language import marked_script  # docs/_ext, put on the path above
 
 
 def _text(path: Path) -> str:
