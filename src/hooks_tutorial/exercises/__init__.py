@@ -237,7 +237,7 @@ def run_check(
     :func:`check` prints what this returns. The answer runs with the check's
     own small models and inputs, its printed output captured, the random
     number generator's state restored afterwards, and every hook it leaves
-    removed (see :class:`~hooks_tutorial.exercises._guard.HookGuard`).
+    removed (``HookGuard`` in ``_guard.py`` says how).
 
     Parameters
     ----------

@@ -669,7 +669,7 @@ def _train(callback: object, val_accuracies: list[float], batch_sizes: list[int]
         "Over validation accuracies `{accuracies}`, your callback printed epoch {printed}, "
         "the last one, but the highest accuracy came in epoch {best}: update the best "
         "value and its epoch only when `val_accuracy` is higher than the best so far.",
-        "在验证准确率为 `{accuracies}` 的训练中，你的回调打印了最后一轮第 {printed} 轮，"
+        "在验证准确率为 `{accuracies}` 的训练中，你的回调打印的是第 {printed} 轮，也就是最后一轮，"
         "但最高准确率出现在第 {best} 轮：只有当 `val_accuracy` 高于目前的最佳值时，"
         "才更新最佳值及其轮次。",
     ),
