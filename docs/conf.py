@@ -222,6 +222,11 @@ html_context = {
 # Chinese search: jieba segments the text; the user dictionary keeps compound
 # terms (反向传播, 热力图, 类激活图, ...) whole.
 html_search_options = {"dict": str(HERE / "jieba_userdict.txt")}
+# The search's ranking (both languages): a page's score adds up what each part of the query
+# finds on it, weighted by how rare the part is, so that the page that treats every word
+# comes first; a Chinese query typed without spaces is cut into the index's words. Sphinx
+# puts the file into _static/language_data.js; the reasons are at its top.
+html_search_scorer = str(HERE / "search_scorer.js")
 
 # sitemap / OpenGraph / 404: html_baseurl is the site root; bilingual.py adds
 # the language folder (/en/, /zh_CN/) to canonical, og:url, sitemap and 404

@@ -1,12 +1,17 @@
 """Search finds the page that teaches a term: it is among the first three results.
 
-Sphinx's search ranks an exact index entry (score 100) above a title (15) and a
-full-text match (5), and orders equal scores alphabetically by title: without
-help, a term found on many pages lists them in alphabetical order. Each page
-therefore declares what it teaches with a ``.. index::`` directive (the English
-term, the API name and the Chinese term; index entries are not translated, so
-both sites have all of them), and this test runs the queries a learner types on
-the real search page of both sites, in Chromium, and reads the ranked results.
+Sphinx's search finds the pages that hold every word of the query; it ranks an exact
+index entry (score 100) above a title (15) and a full-text match (5), and orders equal
+scores alphabetically by title. Each page therefore declares what it teaches with a
+``.. index::`` directive (the English term, the API name and the Chinese term; index
+entries are not translated, so both sites have all of them). The order of the results is
+docs/search_scorer.js's (conf.py's ``html_search_scorer``): a page's score adds up what
+each word and each phrase of the query finds on it, weighted by how rare it is, so a
+query of several words puts first the page that treats them all; a Chinese query typed
+without spaces is cut into the index's words; API pages count half, so the page that
+teaches a name (``grad_input``) comes before the pages that only take it as a parameter.
+These tests run the queries a learner types on the real search page of both sites, in
+Chromium, and read the ranked results.
 """
 
 from __future__ import annotations
@@ -73,7 +78,52 @@ ERRORS = [
     "cannot register a hook on a tensor that doesn't require gradient",
     "Using a non-full backward hook when the forward contains multiple autograd Nodes",
 ]
+# a few words from inside an error message (a heading of the error page quotes it in full)
+ERROR_WORDS = [
+    "does not require grad",
+    "modified by an inplace operation",
+    "backward through the graph",
+]
 ERROR_PAGE = E + "plot_40_error_messages"
+# (language, query, the page that treats every word of it): that page comes first
+SEVERAL_WORDS = [
+    *(
+        (language, query, teacher)
+        for language in ("en", "zh_CN")
+        for query, teacher in [
+            ("Grad-CAM 原理", G + "plot_16_gradcam_from_scratch"),
+            ("attention head ablation", L + "plot_34_attention_and_ablation"),
+        ]
+    ),
+    ("zh_CN", "反向钩子 梯度", M + "plot_07_backward_hooks"),
+    ("zh_CN", "反向钩子梯度", M + "plot_07_backward_hooks"),  # typed without a space
+    ("zh_CN", "Grad-CAM原理", G + "plot_16_gradcam_from_scratch"),
+    ("zh_CN", "张量钩子 梯度", T + "plot_10_tensor_hooks"),
+    ("zh_CN", "张量钩子修改梯度", T + "plot_10_tensor_hooks"),
+    ("zh_CN", "热力图 可信", G + "plot_19_trust"),
+    ("zh_CN", "钩子 泄漏", M + "plot_08_handles_and_leaks"),
+    ("zh_CN", "钩子 触发顺序", M + "plot_09_firing_order"),
+    ("zh_CN", "剪枝 前向预钩子", P + "plot_28_pruning"),
+    ("zh_CN", "状态字典 钩子", P + "plot_31_state_dict_hooks"),
+    ("zh_CN", "注意力头 消融", L + "plot_34_attention_and_ablation"),
+    ("en", "backward hook gradient", M + "plot_07_backward_hooks"),
+    ("en", "tensor hook gradient", T + "plot_10_tensor_hooks"),
+    ("en", "how Grad-CAM works", G + "plot_16_gradcam_from_scratch"),
+    ("en", "remove hooks leak", M + "plot_08_handles_and_leaks"),
+    ("en", "pruning forward pre-hook", P + "plot_28_pruning"),
+    ("en", "state dict hook", P + "plot_31_state_dict_hooks"),
+    ("en", "global hook order", M + "plot_09_firing_order"),
+]
+# a name from PyTorch that API pages take as a parameter or mention: the page that
+# teaches it comes first, before every API page
+IDENTIFIERS = [
+    ("grad_input", M + "plot_07_backward_hooks"),
+    ("grad_output", M + "plot_07_backward_hooks"),
+    ("register_post_accumulate_grad_hook", T + "plot_11_parameter_hooks"),
+    ("reshape_transform", G + "plot_22_beyond_cnns"),
+    ("RemovableHandle", M + "plot_08_handles_and_leaks"),
+]
+API_PAGES = re.compile(r"^(api|generated/.*)$")
 
 
 def ranked_results(open_page: Callable[..., Any], language: str, query: str) -> list[str]:
@@ -108,9 +158,30 @@ def test_the_page_that_teaches_a_term_is_in_the_top_three(
 
 
 @pytest.mark.parametrize("language", ["en", "zh_CN"])
-@pytest.mark.parametrize("message", ERRORS)
+@pytest.mark.parametrize("message", ERRORS + ERROR_WORDS)
 def test_an_error_message_finds_the_error_page_first(
     open_page: Callable[..., Any], language: str, message: str
 ) -> None:
     pages = ranked_results(open_page, language, message)
     assert pages[:1] == [ERROR_PAGE], f"{message!r} ({language}): results {pages[:3]}"
+
+
+@pytest.mark.parametrize(("language", "query", "teacher"), SEVERAL_WORDS)
+def test_the_page_that_treats_every_word_comes_first(
+    open_page: Callable[..., Any], stats: Any, language: str, query: str, teacher: str
+) -> None:
+    pages = ranked_results(open_page, language, query)
+    stats.notes.append(
+        f"search {language} {query!r}: {teacher} at {pages.index(teacher) + 1 if teacher in pages else '-'}"
+    )
+    assert pages[:1] == [teacher], f"{query!r} ({language}): top 3 are {pages[:3]}"
+
+
+@pytest.mark.parametrize("language", ["en", "zh_CN"])
+@pytest.mark.parametrize(("query", "teacher"), IDENTIFIERS)
+def test_the_teaching_page_comes_before_the_api_pages_for_a_name(
+    open_page: Callable[..., Any], language: str, query: str, teacher: str
+) -> None:
+    pages = ranked_results(open_page, language, query)
+    assert any(API_PAGES.match(p) for p in pages), f"{query!r}: no API page mentions it any more"
+    assert pages[:1] == [teacher], f"{query!r} ({language}): top 3 are {pages[:3]}"

@@ -30,8 +30,8 @@ LINES = {
         "and torchvision {torchvision}: {time}{memory}."
     ),
     "zh_CN": (
-        "本页的输出来自一次在 CPU 上的运行：Python {python}、torch {torch}、torchvision {torchvision}，"
-        "用时{time}{memory}。"
+        "本页的输出来自一次在 CPU 上的运行，环境为 Python {python}、"
+        "torch {torch}、torchvision {torchvision}，用时{time}{memory}。"
     ),
 }
 TIME = {
@@ -40,7 +40,7 @@ TIME = {
 }
 MEMORY = {
     "en": ", peak memory {mib:.0f} MiB above the build's baseline",
-    "zh_CN": "，峰值内存比构建进程的基线多 {mib:.0f} MiB",
+    "zh_CN": "，内存占用峰值比本页代码运行前高出 {mib:.0f} MiB",
 }
 _STATUS = Path("/proc/self/status")
 _started: dict[str, tuple[float, int | None]] = {}

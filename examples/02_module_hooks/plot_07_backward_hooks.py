@@ -10,6 +10,8 @@ Backward hooks: gradients at a module's boundary
    ! register_backward_hook
    ! 反向钩子
    ! 完整反向钩子
+   ! grad_input
+   ! grad_output
 
 Forward hooks see what flows *into* and *out of* a module; backward hooks see
 the gradients flowing back through the same boundary during

@@ -50,6 +50,7 @@ import warnings
 
 import matplotlib.pyplot as plt
 import torch
+import torch.nn.functional as F
 from torchvision.ops import box_iou
 
 import hooks_tutorial as ht
@@ -57,6 +58,13 @@ import hooks_tutorial as ht
 detector = ht.detection.pretrained_detector()
 CLASSES = ht.data.CLASSES
 print(detector.relu3, detector.conv4, detector.classes, detector.distances, sep="\n")
+
+# sphinx_gallery_start_ignore
+# "relu3's 8 x 8 grid": one score per class and a box per cell
+cell_logits, cell_boxes = detector.cells(torch.zeros(1, 3, 64, 64))
+assert cell_logits.shape == (1, len(CLASSES), 8, 8)
+assert cell_boxes.shape == (1, 4, 8, 8)
+# sphinx_gallery_end_ignore
 
 # %%
 # What a detector returns
@@ -159,8 +167,9 @@ assert right_detections / n_detections >= 0.9, (right_detections, n_detections)
 # To explain a detection, we name its box and its class, and take the
 # score of the detection of that class whose box overlaps ours most,
 # provided the IoU reaches 0.5 (pytorch-grad-cam's
-# ``FasterRCNNBoxScoreTarget`` matches in a similar way, and adds the IoU to
-# the score). By hand, for the first shape's true box:
+# ``FasterRCNNBoxScoreTarget`` picks the detection that overlaps the box
+# most whatever its class, and scores 0 when that one has another class; it
+# also adds the IoU to the score). By hand, for the first shape's true box:
 
 first_label, first_box = int(test.object_labels[example, 0]), test.object_boxes[example, 0]
 iou = box_iou(first_box[None].float(), found["boxes"])[0]
@@ -317,6 +326,28 @@ assert cols.max() - cols.min() <= 2
 # sphinx_gallery_end_ignore
 
 # %%
+# Grad-CAM's map of the triangle peaks in a cell outside these 9, where the
+# gradient of the triangle's score is zero: the features there cannot change
+# that score at all.
+
+with ht.capture_gradients(detector, "relu3") as grads:
+    targets[0](detector(image)).sum().backward()
+detector.zero_grad(set_to_none=True)
+gradcam_raw = ht.GradCAM(detector, "relu3")(image, target=targets[0], raw=True)[0]
+row, col = divmod(int(gradcam_raw.argmax()), gradcam_raw.shape[-1])
+print(f"Grad-CAM's peak cell (row, column): ({row}, {col})")
+print(f"largest |gradient| of the score there: {grads['relu3'][0, :, row, col].abs().max()}")
+
+# sphinx_gallery_start_ignore
+# "a cell outside these 9, where the gradient ... is zero": outside HiResCAM's cells, and
+# the gradient there is exactly zero (no arithmetic reaches it: no tolerance needed)
+assert not bool(signed[row, col] != 0)
+assert not (rows.min() <= row <= rows.max() and cols.min() <= col <= cols.max())
+assert grads["relu3"][0, :, row, col].abs().max().item() == 0
+assert grads["relu3"][0].abs().amax(dim=0).count_nonzero() > 0  # the gradient exists
+# sphinx_gallery_end_ignore
+
+# %%
 # A box that matches nothing
 # --------------------------
 #
@@ -420,8 +451,11 @@ assert (together - apart).abs().max() <= 1e-5 * apart.abs().max()
 #
 # **Solution 2.** Without it the call stops with the error of the last
 # section: ScoreCAM scores copies of the image masked by each channel of
-# ``relu3``, and on some copies the detection is gone. With it, those copies
-# score 0 and the map's peak falls on the shape.
+# ``relu3``, and on most copies the detection is gone. With it, those copies
+# score 0, so the map is the sum of only the channels whose copies keep the
+# detection (counted below), each weighted by the detection's score on its
+# copy. Its peak falls on the shape, but it is little more than those few
+# channels' activations.
 
 score_cam = ht.ScoreCAM(detector, "relu3")
 try:
@@ -432,6 +466,17 @@ first_target = ht.BoxScoreTarget(first_label, first_box, missing="zero")
 score_map = score_cam(image, target=first_target)[0]
 print(f"with missing='zero': peak on {peak_on(score_map)}")
 
+# the masked copies, as ScoreCAM makes them: each channel upsampled and scaled to [0, 1]
+with ht.capture_activations(detector, "relu3") as acts, torch.no_grad():
+    detector(image)
+activations = acts["relu3"][0]  # [64, 8, 8]
+masks = F.interpolate(activations[:, None], size=(64, 64), mode="bilinear", align_corners=False)
+low, high = masks.amin(dim=(2, 3), keepdim=True), masks.amax(dim=(2, 3), keepdim=True)
+with torch.no_grad():
+    copy_scores = first_target(detector(image * (masks - low) / (high - low)))
+kept = copy_scores > 0
+print(f"masked copies that keep the detection: {int(kept.sum())} of {len(kept)}")
+
 # sphinx_gallery_start_ignore
 raised = False  # "the call stops with the error"
 try:
@@ -440,6 +485,15 @@ except ValueError:
     raised = True
 assert raised
 assert peak_on(score_map) == f"the {CLASSES[first_label]}"  # "the map's peak falls on the shape"
+# "on most copies the detection is gone ... those few channels": at most a tenth keep it
+# (1 of 64 with the shipped weights)
+assert bool((high > low).all())  # no constant channel: every mask above is defined
+assert 0 < int(kept.sum()) <= len(kept) // 10, copy_scores
+# "the map is the sum of only the channels whose copies keep the detection, each weighted
+# by the detection's score on its copy": the library's raw map, to float32 rounding
+weighted = torch.relu(torch.einsum("k,khw->hw", copy_scores, activations))
+library_map = score_cam(image, target=first_target, raw=True)[0]
+assert torch.allclose(weighted, library_map, rtol=0, atol=1e-6 * float(library_map.max()))
 from page_checks import assert_no_hooks_left  # docs/_ext: the build's check
 
 assert_no_hooks_left(globals())

@@ -70,7 +70,7 @@ def check_not_compiled(model: nn.Module, fix: str) -> None:
     check_not_compiled_in_place(model)
 
 
-def check_not_compiled_in_place(model: nn.Module) -> None:
+def check_not_compiled_in_place(model: object) -> None:
     """Raise if a module of ``model`` was compiled in place, with ``module.compile()``.
 
     ``nn.Module.compile()`` keeps the module but replaces what calling it runs
@@ -80,6 +80,8 @@ def check_not_compiled_in_place(model: nn.Module) -> None:
     ``Module.compile`` stores the compiled call in ``_compiled_call_impl``,
     which ``Module.__call__`` runs when it is set, and this reads it.
     """
+    if not isinstance(model, nn.Module):
+        return  # not a model at all: the caller's own check says so
     compiled = [
         name or "the model"
         for name, module in model.named_modules()

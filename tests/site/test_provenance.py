@@ -15,8 +15,9 @@ PAGES = sorted(p.stem.split("_")[1] for p in EXAMPLES.glob("*/plot_*.py"))
 SENTENCE = {
     "en": r"This page's outputs come from a run on the CPU with Python (\S+), torch (\S+) "
     r"and torchvision (\S+): ((?:under )?[\d.]+) s, peak memory (\d+) MiB above the build's baseline\.",
-    "zh_CN": r"本页的输出来自一次在 CPU 上的运行：Python (\S+)、torch (\S+)、torchvision (\S+)，"
-    r"用时 ?((?:不到 )?[\d.]+) 秒，峰值内存比构建进程的基线多 (\d+) MiB。",
+    "zh_CN": r"本页的输出来自一次在 CPU 上的运行，环境为 Python (\S+)、torch (\S+)、"
+    r"torchvision (\S+)，用时 ?((?:不到 )?[\d.]+) 秒，"
+    r"内存占用峰值比本页代码运行前高出 (\d+) MiB。",
 }
 
 

@@ -32,11 +32,12 @@ a :class:`ZeroMapWarning` naming the cause.
 
 from __future__ import annotations
 
-from ._base import BaseCAM, ZeroMapWarning
+from ._base import BaseCAM
 from ._guided import GuidedBackprop, GuidedGradCAM
 from ._methods import CAM, EigenCAM, GradCAM, GradCAMPlusPlus, HiResCAM, LayerCAM, XGradCAM
 from ._reshape import channels_last_reshape_transform, token_reshape_transform
 from ._score import ScoreCAM
+from ._warnings import ZeroMapWarning
 
 __all__ = [
     "CAM",

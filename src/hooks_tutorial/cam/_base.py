@@ -22,33 +22,18 @@ from .._scope import Scope
 from .._scoring import Target, eval_mode, resolve_target
 from ..hooks import HookGroup
 from ._reshape import check_channels_first, map_tensors, tensors_in
+from ._warnings import ZeroMapWarning
 
 __all__ = [
     "BaseCAM",
     "LayerRecord",
     "NoHooksHeld",
     "ReshapeTransform",
-    "ZeroMapWarning",
     "combine",
 ]
 
 #: Maps a layer's output (tokens ``[B, N, C]``, a tuple or dict of levels) to ``[B, C, h, w]``.
 ReshapeTransform: TypeAlias = "Callable[[Any], Tensor]"
-
-
-class ZeroMapWarning(UserWarning):
-    """A CAM map is zero at every position: the layer shows nothing for this score.
-
-    Raised as a warning (the map is still returned) when the score's gradient
-    with respect to a target layer's output is zero at every position of an
-    image, as at a ViT's last block, whose patch tokens the class-token head
-    never reads, a pyramid level that the score does not use, or a target
-    that selects nothing (an empty segmentation region, a box that matches no
-    detection); and, for the methods without gradients, when the map itself
-    is zero everywhere.
-    The message names the layer, the images and a layer to pick instead.
-    Silence it with ``warnings.simplefilter("ignore", ZeroMapWarning)``.
-    """
 
 
 def combine(maps: Sequence[Tensor], size: tuple[int, int], *, raw: bool) -> Tensor:
