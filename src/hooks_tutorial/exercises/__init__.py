@@ -80,7 +80,7 @@ SHARED = {
         "Is there a loop that never ends? The check's cases are small: a right answer takes "
         "well under a second.",
         "你的代码运行了 {seconds:.0f} 秒仍未结束，检查把它停下了。是不是有一个永远不会结束的循环？"
-        "检查用的例子都很小：正确的答案用不了一秒。",
+        "检查用的例子都很小，正确的答案用不了一秒。",
     ),
     "not_callable": Text(
         "The check needs a function, but it got a `{got}`. Pass the function's name "
@@ -92,7 +92,7 @@ SHARED = {
         "The hook on `{layer}` returned a `{returned}`, so it replaced the layer's output: "
         "PyTorch takes anything a forward hook returns, other than None, as the layer's new "
         "output. A hook that only looks at the output returns None.",
-        "`{layer}` 上的钩子返回了一个 `{returned}`，于是它替换了这一层的输出：前向钩子返回的"
+        "`{layer}` 上的钩子返回了一个 `{returned}`，于是它替换了这一层的输出。前向钩子返回的"
         "任何非 None 的值，PyTorch 都会当作这一层新的输出。只查看输出的钩子应当返回 None。",
     ),
     "hooks_left": Text(

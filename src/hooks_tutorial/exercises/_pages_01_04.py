@@ -38,7 +38,7 @@ def _calculate(a: int, b: int, callback: Callable[[int], object]) -> None:
         "double_and_print)` printed 12: your callback doubles the number it receives and "
         "prints it. `calculate` itself did not change: that is what a callback is for.",
         "`calculate(3, 5, double_and_print)` 打印了 16，`calculate(10, -4, double_and_print)` "
-        "打印了 12：你的回调函数把收到的数翻倍并打印出来。`calculate` 本身没有改动，"
+        "打印了 12。你的回调函数把收到的数翻倍并打印出来。`calculate` 本身没有改动，"
         "这正是回调函数的用处。",
     ),
     returned_not_printed=Text(
@@ -46,7 +46,7 @@ def _calculate(a: int, b: int, callback: Callable[[int], object]) -> None:
         "{returned}. `calculate` ignores what its callback returns: print the number instead "
         "of returning it.",
         "`calculate({a}, {b}, double_and_print)` 什么也没有打印，而你的回调函数返回了 "
-        "{returned}。`calculate` 不理会回调函数的返回值：请把这个数打印出来，而不是返回它。",
+        "{returned}。`calculate` 不理会回调函数的返回值，请把这个数打印出来，而不是返回它。",
     ),
     printed_nothing=Text(
         "`calculate({a}, {b}, double_and_print)` printed nothing; it should print {expected}, "
@@ -57,7 +57,7 @@ def _calculate(a: int, b: int, callback: Callable[[int], object]) -> None:
     wrong_number=Text(
         "`calculate({a}, {b}, double_and_print)` printed `{printed}`, but it should print "
         "{expected}: the callback receives the sum, {total}, and prints twice that.",
-        "`calculate({a}, {b}, double_and_print)` 打印的是 `{printed}`，应当打印 {expected}："
+        "`calculate({a}, {b}, double_and_print)` 打印的是 `{printed}`，应当打印 {expected}，"
         "回调函数收到的是和 {total}，要打印它的两倍。",
     ),
 )
@@ -85,26 +85,26 @@ def _double_and_print(answer: object) -> Values:
         "Two listeners, then `remove_listener(first)`: the next click ran only the second "
         "one, and `listeners` holds only the second. Removing a callback is what a hook's "
         "`handle.remove()` does too.",
-        "注册两个监听器，再调用 `remove_listener(first)`：之后的点击只运行了第二个，"
+        "注册两个监听器，再调用 `remove_listener(first)`，之后的点击只运行了第二个，"
         "`listeners` 里也只剩第二个。移除回调函数，也正是钩子句柄的 `handle.remove()` 所做的事。",
     ),
     not_a_button=Text(
         '`{name}("Undo")` has no `{missing}`: build on the page\'s `Button`, '
         "`class RemovableButton(Button):`, and add the one method.",
-        '`{name}("Undo")` 没有 `{missing}`：请在本页的 `Button` 基础上编写，'
+        '`{name}("Undo")` 没有 `{missing}`，请在本页的 `Button` 基础上编写，'
         "`class RemovableButton(Button):`，只添加这一个方法。",
     ),
     removed_others=Text(
         "After `remove_listener(first)`, the second listener no longer ran either: remove "
         "only the callback you are given (`self.listeners.remove(callback)`), not all of "
         "them.",
-        "调用 `remove_listener(first)` 之后，第二个监听器也不再运行了：只移除传进来的那个回调函数"
+        "调用 `remove_listener(first)` 之后，第二个监听器也不再运行了，只移除传进来的那个回调函数"
         "（`self.listeners.remove(callback)`），而不是全部。",
     ),
     still_called=Text(
         "After `remove_listener(first)`, a click still ran `first`: take it out of "
         "`self.listeners`, the list that `click()` goes through.",
-        "调用 `remove_listener(first)` 之后，点击仍然运行了 `first`：请把它从 "
+        "调用 `remove_listener(first)` 之后，点击仍然运行了 `first`，请把它从 "
         "`self.listeners` 中移除，`click()` 遍历的正是这个列表。",
     ),
 )
@@ -141,19 +141,19 @@ def _removable_button(answer: object) -> Values:
     passed=Text(
         "`calculate(3, 5)` returned 8, and `calculate(3, 5, callback)` still handed 8 to "
         "the callback: callers with a callback keep working, and the others get the result.",
-        "`calculate(3, 5)` 返回了 8，`calculate(3, 5, callback)` 仍然把 8 交给回调函数："
+        "`calculate(3, 5)` 返回了 8，`calculate(3, 5, callback)` 仍然把 8 交给回调函数。"
         "带回调函数的调用照常工作，不带的则拿到结果。",
     ),
     called_none=Text(
         "`calculate(3, 5)` raised `{error}`: without a callback, `callback` is None and "
         "your code calls it. Test `if callback is None:` first, and return the result then.",
-        "`calculate(3, 5)` 抛出了 `{error}`：没有回调函数时，`callback` 是 None，而你的代码调用了它。"
+        "`calculate(3, 5)` 抛出了 `{error}`，没有回调函数时，`callback` 是 None，而你的代码调用了它。"
         "请先判断 `if callback is None:`，这时返回结果。",
     ),
     not_optional=Text(
         "`calculate(3, 5)` raised `{error}`: the callback is not optional yet. Give it a "
         "default value, `def calculate(a, b, callback=None):`.",
-        "`calculate(3, 5)` 抛出了 `{error}`：回调函数还不是可选的。请给它一个默认值："
+        "`calculate(3, 5)` 抛出了 `{error}`，回调函数还不是可选的。请给它一个默认值："
         "`def calculate(a, b, callback=None):`。",
     ),
     wrong_result=Text(
@@ -163,7 +163,7 @@ def _removable_button(answer: object) -> Values:
     callback_skipped=Text(
         "`calculate(3, 5, callback)` called the callback with {received} instead of once "
         "with 8: callers that pass a callback must keep working as before.",
-        "`calculate(3, 5, callback)` 调用回调函数时传入的是 {received}，而不是只用 8 调用一次："
+        "`calculate(3, 5, callback)` 调用回调函数时传入的是 {received}，而不是只用 8 调用一次，"
         "传入回调函数的调用必须和以前一样工作。",
     ),
 )
@@ -199,13 +199,13 @@ def _optional_callback(answer: object) -> Values:
     not_a_decorator=Text(
         "`count_calls(double)` returned a `{got}`, not a function: a decorator returns the "
         "function that replaces the one it decorates (the wrapper).",
-        "`count_calls(double)` 返回了一个 `{got}`，而不是函数：装饰器要返回替代被装饰函数的那个函数"
+        "`count_calls(double)` 返回了一个 `{got}`，而不是函数，装饰器要返回替代被装饰函数的那个函数"
         "（即包装函数）。",
     ),
     no_calls=Text(
         "The decorated function has no `calls` attribute: set `wrapper.calls = 0` in the "
         "decorator, after defining `wrapper`, and add 1 in the wrapper.",
-        "被装饰的函数没有 `calls` 属性：请在装饰器中定义 `wrapper` 之后写 `wrapper.calls = 0`，"
+        "被装饰的函数没有 `calls` 属性，请在装饰器中定义 `wrapper` 之后写 `wrapper.calls = 0`，"
         "并在包装函数里每次加 1。",
     ),
     wrong_count=Text(
@@ -216,25 +216,25 @@ def _optional_callback(answer: object) -> Values:
         "Two decorated functions share one count: after three calls of `double` and one of "
         "`square`, `square.calls` is {count}. Keep the count on each wrapper "
         "(`wrapper.calls`), not in a variable outside the decorator.",
-        "两个被装饰的函数共用了一个计数：调用 `double` 三次、`square` 一次之后，`square.calls` "
+        "两个被装饰的函数共用了一个计数，调用 `double` 三次、`square` 一次之后，`square.calls` "
         "是 {count}。请把计数放在各自的包装函数上（`wrapper.calls`），而不是装饰器外的变量里。",
     ),
     lost_result=Text(
         "The decorated `double(2)` returned `{returned}` instead of 4: the wrapper must "
         "return what the function returns, `return func(*args, **kwargs)`.",
-        "被装饰的 `double(2)` 返回了 `{returned}`，而不是 4：包装函数必须返回原函数的返回值，"
+        "被装饰的 `double(2)` 返回了 `{returned}`，而不是 4，包装函数必须返回原函数的返回值，"
         "`return func(*args, **kwargs)`。",
     ),
     lost_keywords=Text(
         "Calling the decorated function with a keyword argument raised `{error}`: let the "
         "wrapper take `*args, **kwargs` and pass both on.",
-        "用关键字参数调用被装饰的函数时抛出了 `{error}`：请让包装函数接收 `*args, **kwargs`，"
+        "用关键字参数调用被装饰的函数时抛出了 `{error}`，请让包装函数接收 `*args, **kwargs`，"
         "并把两者都传下去。",
     ),
     lost_name=Text(
         "The decorated function is called `{name}`, not `double`: decorate the wrapper with "
         "`@functools.wraps(func)`, which copies the name (and the docstring) onto it.",
-        "被装饰的函数名叫 `{name}`，而不是 `double`：请给包装函数加上 `@functools.wraps(func)`，"
+        "被装饰的函数名叫 `{name}`，而不是 `double`，请给包装函数加上 `@functools.wraps(func)`，"
         "它会把名字（和文档字符串）复制过去。",
     ),
 )
@@ -303,18 +303,18 @@ _NO_REGISTRY = Text(
         "so `emit` would still call it: remove it from that list "
         "(`callbacks[event].remove(func)`).",
         '调用 `off("epoch_end", first)` 之后，`callbacks["epoch_end"]` 中仍有 `first`，'
-        "`emit` 仍会调用它：请把它从这个列表中移除（`callbacks[event].remove(func)`）。",
+        "`emit` 仍会调用它，请把它从这个列表中移除（`callbacks[event].remove(func)`）。",
     ),
     removed_others=Text(
         '`off("epoch_end", first)` also removed other callbacks: the registry is now '
         "{registry}. Remove only `func` from `callbacks[event]`.",
-        '`off("epoch_end", first)` 把别的回调函数也移除了：注册表现在是 {registry}。'
+        '`off("epoch_end", first)` 把别的回调函数也移除了，注册表现在是 {registry}。'
         "只应从 `callbacks[event]` 中移除 `func`。",
     ),
     replaced_registry=Text(
         "Your `off` gave the name `callbacks` a new dictionary instead of changing the one "
         "`emit` reads: remove the callback from the existing list instead.",
-        "你的 `off` 让 `callbacks` 这个名字指向了一个新字典，而没有修改 `emit` 读取的那个："
+        "你的 `off` 让 `callbacks` 这个名字指向了一个新字典，而没有修改 `emit` 读取的那个，"
         "请改为从已有的列表中移除回调函数。",
     ),
 )
@@ -355,14 +355,14 @@ def _off(answer: object) -> Values:
     not_registered=Text(
         'After `add_callback("epoch_end", first)`, `callbacks` is {registry}: the function '
         'should be in `callbacks["epoch_end"]` (create the list when the event is new).',
-        '调用 `add_callback("epoch_end", first)` 之后，`callbacks` 是 {registry}：这个函数应当在 '
+        '调用 `add_callback("epoch_end", first)` 之后，`callbacks` 是 {registry}，这个函数应当在 '
         '`callbacks["epoch_end"]` 里（事件是新的时，先创建列表）。',
     ),
     no_handle=Text(
         "`add_callback` returned a `{got}`, which has no `remove()` method: return an object "
         "that remembers the event and the function, with a `remove()` that takes the "
         "function out.",
-        "`add_callback` 返回了一个 `{got}`，它没有 `remove()` 方法：请返回一个记住事件和函数的对象，"
+        "`add_callback` 返回了一个 `{got}`，它没有 `remove()` 方法，请返回一个记住事件和函数的对象，"
         "它的 `remove()` 会把这个函数移除。",
     ),
     wrong_removal=Text(
@@ -376,7 +376,7 @@ def _off(answer: object) -> Values:
         "`RemovableHandle`, it should do nothing: remove the function only if it is still "
         "in the list.",
         "对同一个句柄第二次调用 `remove()` 时抛出了 `{error}`。和 PyTorch 的 `RemovableHandle` "
-        "一样，它应当什么也不做：只有函数仍在列表中时才移除它。",
+        "一样，它应当什么也不做，只有函数仍在列表中时才移除它。",
     ),
 )
 def _add_callback(answer: object) -> Values:
@@ -419,7 +419,7 @@ def _add_callback(answer: object) -> Values:
         "Your key sorts `{first}` as `{first_sorted}` and `{second}` as `{second_sorted}`: "
         "it turns each name into the number at its end (0 when there is none), and `sorted` "
         "compares those numbers.",
-        "你的 key 把 `{first}` 排成 `{first_sorted}`，把 `{second}` 排成 `{second_sorted}`："
+        "你的 key 把 `{first}` 排成 `{first_sorted}`，把 `{second}` 排成 `{second_sorted}`。"
         "它把每个名字变成名字末尾的数（没有数时为 0），`sorted` 比较的是这些数。",
     ),
     raised_on_name=Text(
@@ -430,7 +430,7 @@ def _add_callback(answer: object) -> Values:
     compared_text=Text(
         "Your key sorts `{names}` as `{got}`: it compares the numbers as text, and as text "
         "'101' comes before '50'. Convert the digits with `int()`.",
-        "你的 key 把 `{names}` 排成了 `{got}`：它把数当作文本比较，而按文本 '101' 排在 '50' 前面。"
+        "你的 key 把 `{names}` 排成了 `{got}`，它把数当作文本比较，而按文本 '101' 排在 '50' 前面。"
         "请用 `int()` 转换这些数字。",
     ),
     wrong_order=Text(
@@ -479,7 +479,7 @@ def _three_layers() -> nn.Sequential:
         "output did not change, and removing the handles you returned left no hook: each "
         "`lambda` kept its own `name` through the default argument, and returned None.",
         "你的钩子保存了 `{shapes}`，每个形状都在各自层的名字之下，模型的输出没有改变，"
-        "移除你返回的句柄之后也没有留下钩子：每个 `lambda` 通过默认参数记住了自己的 `name`，"
+        "移除你返回的句柄之后也没有留下钩子。每个 `lambda` 通过默认参数记住了自己的 `name`，"
         "并且返回 None。",
     ),
     late_binding=Text(
@@ -487,7 +487,7 @@ def _three_layers() -> nn.Sequential:
         "`{shapes}`. A `lambda` reads `name` when it runs, after the loop has ended; give it "
         "the name when it is made, with a default argument: `lambda m, args, out, "
         "name=name: ...`.",
-        "每个钩子都把形状存在了最后一层的名字 `{name}` 之下：保存的形状是 `{shapes}`。"
+        "每个钩子都把形状存在了最后一层的名字 `{name}` 之下，保存的形状是 `{shapes}`。"
         "`lambda` 在运行时才读取 `name`，那时循环早已结束；请在创建它时用默认参数把名字交给它："
         "`lambda m, args, out, name=name: ...`。",
     ),
@@ -495,7 +495,7 @@ def _three_layers() -> nn.Sequential:
         "After a forward pass of a batch of 2, `shapes` is `{shapes}`; it should be "
         "`{expected}`: each child's name, from `named_children()`, and its output's shape "
         "as a tuple.",
-        "一个大小为 2 的批次做完前向传播后，`shapes` 是 `{shapes}`；应当是 `{expected}`："
+        "一个大小为 2 的批次做完前向传播后，`shapes` 是 `{shapes}`；应当是 `{expected}`，"
         "每个子层的名字（来自 `named_children()`）和它输出形状的元组。",
     ),
     replaced_output=Text(
@@ -565,7 +565,7 @@ def _record_shapes(answer: object) -> Values:
         "`model[2](model[1](2 * model[0](x)))`, and gradients still flow through it: the "
         "value a forward hook returns replaces the layer's output, here on purpose.",
         "把你的钩子注册在第一层上之后，模型的输出等于手算的 `model[2](model[1](2 * model[0](x)))`，"
-        "梯度也仍然能穿过它：前向钩子的返回值会替换这一层的输出，这里正是有意为之。",
+        "梯度也仍然能穿过它。前向钩子的返回值会替换这一层的输出，这里正是有意为之。",
     ),
     returned_none=Text(
         "Your hook returned None, so the layer's output stayed as it was. A forward hook "
@@ -584,7 +584,7 @@ def _record_shapes(answer: object) -> Values:
         "The output has the right values, but no gradient flows through it: the tensor "
         "your hook returned is detached from the graph. Return `output * 2`, without "
         "`detach()`.",
-        "输出的值是对的，但梯度无法穿过它：你的钩子返回的张量已从计算图分离。"
+        "输出的值是对的，但梯度无法穿过它，你的钩子返回的张量已从计算图分离。"
         "请返回 `output * 2`，不要 `detach()`。",
     ),
     wrong_values=Text(
@@ -658,7 +658,7 @@ def _train(callback: object, val_accuracies: list[float], batch_sizes: list[int]
         "`{second}`, epoch {second_best}: it keeps the best value and its epoch between "
         "events, which a plain function could not do without a global variable.",
         "在验证准确率为 `{first}` 的训练中，你的回调打印了第 {first_best} 轮；在 `{second}` "
-        "的训练中，打印了第 {second_best} 轮：它在事件之间保存了最佳值及其轮次，"
+        "的训练中，打印了第 {second_best} 轮。它在事件之间保存了最佳值及其轮次，"
         "而普通函数不借助全局变量做不到这一点。",
     ),
     printed_nothing=Text(
@@ -670,14 +670,14 @@ def _train(callback: object, val_accuracies: list[float], batch_sizes: list[int]
         "the last one, but the highest accuracy came in epoch {best}: update the best "
         "value and its epoch only when `val_accuracy` is higher than the best so far.",
         "在验证准确率为 `{accuracies}` 的训练中，你的回调打印的是第 {printed} 轮，也就是最后一轮，"
-        "但最高准确率出现在第 {best} 轮：只有当 `val_accuracy` 高于目前的最佳值时，"
+        "但最高准确率出现在第 {best} 轮。只有当 `val_accuracy` 高于目前的最佳值时，"
         "才更新最佳值及其轮次。",
     ),
     lowest=Text(
         "Over validation accuracies `{accuracies}`, your callback printed epoch {printed}, "
         "which has the lowest accuracy: keep the highest (`>`), not the lowest.",
         "在验证准确率为 `{accuracies}` 的训练中，你的回调打印了第 {printed} 轮，"
-        "那是准确率最低的一轮：应当保留最高的（`>`），而不是最低的。",
+        "那是准确率最低的一轮，应当保留最高的（`>`），而不是最低的。",
     ),
     wrong_epoch=Text(
         "Over validation accuracies `{accuracies}` (epochs 1 to {epochs}), `on_train_end` "
@@ -741,7 +741,7 @@ def _train_all_but_end(callback: object, accuracies: list[float]) -> None:
     missing_attributes=Text(
         "`BatchCounter()` has no `{missing}` attribute: set `self.batches` and "
         "`self.samples` to 0 in `__init__`, and add to them in `on_batch_end`.",
-        "`BatchCounter()` 没有 `{missing}` 属性：请在 `__init__` 中把 `self.batches` 和 "
+        "`BatchCounter()` 没有 `{missing}` 属性，请在 `__init__` 中把 `self.batches` 和 "
         "`self.samples` 设为 0，并在 `on_batch_end` 中累加。",
     ),
     assumed_size=Text(
@@ -749,13 +749,13 @@ def _train_all_but_end(callback: object, accuracies: list[float]) -> None:
         "samples instead of 320: the last batch of an epoch can be smaller than the batch "
         'size. Add `logs["size"]`, not a fixed number.',
         "在 2 轮、每轮批次大小为 64、64 和 32 的训练中，你的计数器数出了 {samples} 个样本，"
-        '而不是 320：一轮中的最后一个批次可能比批次大小小。请累加 `logs["size"]`，'
+        '而不是 320，一轮中的最后一个批次可能比批次大小小。请累加 `logs["size"]`，'
         "而不是一个固定的数。",
     ),
     reset_each_epoch=Text(
         "Your counter counted {batches} batches and {samples} samples, one epoch's worth: "
         "it starts again every epoch. Set the counts to 0 once, in `__init__`.",
-        "你的计数器数出了 {batches} 个批次和 {samples} 个样本，只是一轮的量：它每轮都重新开始了。"
+        "你的计数器数出了 {batches} 个批次和 {samples} 个样本，只是一轮的量，它每轮都重新开始了。"
         "请只在 `__init__` 中把计数设为 0 一次。",
     ),
     wrong_counts=Text(
@@ -787,14 +787,14 @@ def _batch_counter(answer: object) -> Values:
         "For the losses `{losses}` your function returned epoch {epoch}, and the right "
         "epoch for the other cases too: `min` with a `key=` lambda compares the losses and "
         "keeps the epoch, counted from 1.",
-        "对于损失 `{losses}`，你的函数返回了第 {epoch} 轮，其他例子也都对：带 `key=` lambda 的 "
+        "对于损失 `{losses}`，你的函数返回了第 {epoch} 轮，其他例子也都对。带 `key=` lambda 的 "
         "`min` 比较的是损失，保留的是从 1 开始计数的轮次。",
     ),
     zero_based=Text(
         "For the losses `{losses}` your function returned {returned}, but the lowest loss "
         "came in epoch {epoch}: epochs count from 1 (the first loss is epoch 1), list "
         "positions from 0. Use `enumerate(val_losses, start=1)`.",
-        "对于损失 `{losses}`，你的函数返回了 {returned}，但最低损失出现在第 {epoch} 轮："
+        "对于损失 `{losses}`，你的函数返回了 {returned}，但最低损失出现在第 {epoch} 轮，"
         "轮次从 1 开始计数（第一个损失是第 1 轮），而列表的位置从 0 开始。"
         "请用 `enumerate(val_losses, start=1)`。",
     ),

@@ -55,19 +55,19 @@ class _TinyConvNet(nn.Module):
     printed_nothing=Text(
         "Your hook printed nothing for the `{layer}` layer: print the mean and the standard "
         "deviation of `output` (`output.mean()`, `output.std()`).",
-        "你的钩子对 `{layer}` 层什么也没有打印：请打印 `output` 的均值和标准差"
+        "你的钩子对 `{layer}` 层什么也没有打印，请打印 `output` 的均值和标准差"
         "（`output.mean()`、`output.std()`）。",
     ),
     no_mean=Text(
         "For the `{layer}` layer your hook printed `{printed}`, with no number equal to the "
         "output's mean, {mean:.4f}: print `output.mean()`.",
-        "对 `{layer}` 层，你的钩子打印了 `{printed}`，其中没有一个数等于输出的均值 {mean:.4f}："
+        "对 `{layer}` 层，你的钩子打印了 `{printed}`，其中没有一个数等于输出的均值 {mean:.4f}，"
         "请打印 `output.mean()`。",
     ),
     no_std=Text(
         "For the `{layer}` layer your hook printed `{printed}`, with no number equal to the "
         "output's standard deviation, {std:.4f}: print `output.std()`.",
-        "对 `{layer}` 层，你的钩子打印了 `{printed}`，其中没有一个数等于输出的标准差 {std:.4f}："
+        "对 `{layer}` 层，你的钩子打印了 `{printed}`，其中没有一个数等于输出的标准差 {std:.4f}，"
         "请打印 `output.std()`。",
     ),
 )
@@ -111,7 +111,7 @@ def _print_stats(answer: object) -> Values:
         "the first clamped at zero (`True`), also when `net[1]` is `ReLU(inplace=True)`: the "
         "convolution's output you kept still has its negative values. No hook was left.",
         "你的函数返回了 `net[0]` 和 `net[1]` 的输出，第二个等于第一个在零处截断的结果（`True`），"
-        "即使 `net[1]` 是 `ReLU(inplace=True)` 也是如此：你保存的卷积输出仍保留着负值。"
+        "即使 `net[1]` 是 `ReLU(inplace=True)` 也是如此。你保存的卷积输出仍保留着负值。"
         "没有留下钩子。",
     ),
     not_two=Text(
@@ -122,7 +122,7 @@ def _print_stats(answer: object) -> Values:
     wrong_output=Text(
         "The {which} tensor your function returned is not the output of `{layer}`: register "
         "one forward hook on `net[0]` and one on `net[1]`, and keep each one's `output`.",
-        "你的函数返回的第 {which} 个张量不是 `{layer}` 的输出：请在 `net[0]` 和 `net[1]` "
+        "你的函数返回的第 {which} 个张量不是 `{layer}` 的输出，请在 `net[0]` 和 `net[1]` "
         "上各注册一个前向钩子，分别保存各自的 `output`。",
     ),
     overwritten=Text(
@@ -172,25 +172,25 @@ def _conv_and_relu(answer: object) -> Values:
     no_noise=Text(
         "In training mode the layer's output did not change: return the noisy input as a "
         "tuple, `return (args[0] + 0.1 * torch.randn_like(args[0]),)`.",
-        "在训练模式下，这一层的输出没有变化：请以元组的形式返回加了噪声的输入："
+        "在训练模式下，这一层的输出没有变化，请以元组的形式返回加了噪声的输入："
         "`return (args[0] + 0.1 * torch.randn_like(args[0]),)`。",
     ),
     noise_in_eval=Text(
         "In evaluation mode (`layer.eval()`) the output changed too: add noise only when "
         "`module.training` is True, and return None otherwise.",
-        "在评估模式下（`layer.eval()`），输出也变了：只在 `module.training` 为 True 时加噪声，"
+        "在评估模式下（`layer.eval()`），输出也变了，只在 `module.training` 为 True 时加噪声，"
         "否则返回 None。",
     ),
     wrong_scale=Text(
         "The noise your pre-hook added has a standard deviation of {std:.3f}, not 0.1: "
         "multiply `torch.randn_like(x)` (standard deviation 1) by 0.1.",
-        "你的预钩子加入的噪声标准差是 {std:.3f}，而不是 0.1：请把 `torch.randn_like(x)`"
+        "你的预钩子加入的噪声标准差是 {std:.3f}，而不是 0.1，请把 `torch.randn_like(x)`"
         "（标准差为 1）乘以 0.1。",
     ),
     changed_in_place=Text(
         "Your pre-hook changed the caller's tensor in place: after the call, `x` itself "
         "holds the noise. Make a new tensor (`args[0] + noise`) instead of `args[0].add_(...)`.",
-        "你的预钩子原地修改了调用者的张量：调用之后，`x` 本身带上了噪声。请创建一个新张量"
+        "你的预钩子原地修改了调用者的张量，调用之后，`x` 本身带上了噪声。请创建一个新张量"
         "（`args[0] + noise`），而不是 `args[0].add_(...)`。",
     ),
 )
@@ -225,7 +225,7 @@ def _add_noise(answer: object) -> Values:
         "{before:.2f} without it), and the values below 1.0 stayed as they were: the "
         "second hook received the output your hook returned.",
         "有了你的钩子，下一个钩子看到的最大值是 {largest:.2f}（没有它时是 {before:.2f}），"
-        "小于 1.0 的值保持不变：第二个钩子收到的是你的钩子返回的输出。",
+        "小于 1.0 的值保持不变。第二个钩子收到的是你的钩子返回的输出。",
     ),
     returned_none=Text(
         "Your hook returned None, so the output was not clamped: `output.clamp(max=1.0)` "
@@ -236,12 +236,12 @@ def _add_noise(answer: object) -> Values:
     not_clamped=Text(
         "The next hook still saw values above 1.0 (the largest: {largest:.2f}): clamp with "
         "`max=1.0`.",
-        "下一个钩子仍然看到了大于 1.0 的值（最大为 {largest:.2f}）：请用 `max=1.0` 截断。",
+        "下一个钩子仍然看到了大于 1.0 的值（最大为 {largest:.2f}），请用 `max=1.0` 截断。",
     ),
     changed_small_values=Text(
         "Your hook also changed values below 1.0 (the smallest is now {smallest:.2f}, it "
         "was {before:.2f}): clamp only from above, `output.clamp(max=1.0)`.",
-        "你的钩子把小于 1.0 的值也改了（最小值现在是 {smallest:.2f}，原来是 {before:.2f}）："
+        "你的钩子把小于 1.0 的值也改了（最小值现在是 {smallest:.2f}，原来是 {before:.2f}），"
         "只从上方截断，`output.clamp(max=1.0)`。",
     ),
 )
@@ -288,7 +288,7 @@ class _Fragile(nn.Module):
         "On three inputs, the second with a NaN, your function counted "
         "`{counts}`: the pre-hook runs before every call, and the `always_call` hook runs "
         "after every call, with `output=None` when `forward` raised.",
-        "对三个输入（第二个含 NaN），你的函数数出了 `{counts}`：预钩子在每次调用之前运行，"
+        "对三个输入（第二个含 NaN），你的函数数出了 `{counts}`。预钩子在每次调用之前运行，"
         "`always_call` 钩子在每次调用之后运行，`forward` 抛出异常时它收到的是 `output=None`。",
     ),
     not_counts=Text(
@@ -300,22 +300,22 @@ class _Fragile(nn.Module):
     stopped_at_error=Text(
         "The `ValueError` of the second input reached the check: catch it inside your loop "
         "(`try: module(x)` / `except ValueError: pass`), so that the third input runs too.",
-        "第二个输入引发的 `ValueError` 传到了检查这里：请在循环中捕获它"
+        "第二个输入引发的 `ValueError` 传到了检查这里，请在循环中捕获它"
         "（`try: module(x)` / `except ValueError: pass`），让第三个输入也能运行。",
     ),
     counted_errors=Text(
         "Your function counted `{counts}`: the call that raised was counted as finished. "
         "The `always_call` hook runs after a failed call too, with `output=None`: count "
         "only the calls whose output is not None.",
-        "你的函数数出了 `{counts}`：抛出异常的那次调用被算作完成了。`always_call` 钩子在调用失败后"
-        "也会运行，此时 `output=None`：只统计输出不是 None 的调用。",
+        "你的函数数出了 `{counts}`，抛出异常的那次调用被算作完成了。`always_call` 钩子在调用失败后"
+        "也会运行，此时 `output=None`，只统计输出不是 None 的调用。",
     ),
     missed_failed=Text(
         "Your function counted `{counts}`: the call that raised was not counted as started, "
         "or a call was missed. The pre-hook runs before `forward`, so it counts every call, "
         "the failed one included: 3 started.",
-        "你的函数数出了 `{counts}`：抛出异常的调用没有算作开始，或者漏掉了某次调用。"
-        "预钩子在 `forward` 之前运行，所以每次调用都会被它数到，包括失败的那次：应开始 3 次。",
+        "你的函数数出了 `{counts}`，抛出异常的调用没有算作开始，或者漏掉了某次调用。"
+        "预钩子在 `forward` 之前运行，所以每次调用都会被它数到，包括失败的那次，应开始 3 次。",
     ),
     wrong_counts=Text(
         "Your function counted `{counts}`; three calls started and two finished without an "
@@ -353,7 +353,7 @@ def _count_calls(answer: object) -> Values:
         "`grad_output[0]` times the module's local derivative (`s * (1 - s)` for the "
         "sigmoid): the chain rule, one module at a time.",
         "对于 `Sigmoid` 和 `Tanh`，你的钩子捕获的 `grad_input[0]` 都等于 `grad_output[0]` "
-        "乘以该模块的局部导数（sigmoid 的是 `s * (1 - s)`）：这就是链式法则，一次一个模块。",
+        "乘以该模块的局部导数（sigmoid 的是 `s * (1 - s)`），这就是链式法则，一次一个模块。",
     ),
     not_two=Text(
         "`backward_grads(module, x)` returned a `{got}`; it should return two tensors, "
@@ -364,7 +364,7 @@ def _count_calls(answer: object) -> Values:
     swapped=Text(
         "The two gradients are swapped: a full backward hook is called as `hook(module, "
         "grad_input, grad_output)`, the gradient with respect to the module's input first.",
-        "两个梯度的顺序反了：完整反向钩子的调用形式是 `hook(module, grad_input, grad_output)`，"
+        "两个梯度的顺序反了，完整反向钩子的调用形式是 `hook(module, grad_input, grad_output)`，"
         "先是关于模块输入的梯度。",
     ),
     not_chain_rule=Text(
@@ -372,7 +372,7 @@ def _count_calls(answer: object) -> Values:
         "module's local derivative (largest difference {difference:.3g}): return the "
         "gradients the hook received, from a `backward()` of `module(x).sum()`.",
         "对于 `{name}`，你返回的 `grad_input[0]` 不等于 `grad_output[0]` 乘以该模块的局部导数"
-        "（最大相差 {difference:.3g}）：请返回钩子收到的梯度，来自对 `module(x).sum()` 的 `backward()`。",
+        "（最大相差 {difference:.3g}），请返回钩子收到的梯度，来自对 `module(x).sum()` 的 `backward()`。",
     ),
 )
 def _backward_grads(answer: object) -> Values:
@@ -409,19 +409,19 @@ def _backward_grads(answer: object) -> Values:
         "With your pre-hook, the weight gradient's row of unit 1 is zero and the row of "
         "unit 0 is its usual value: the pre-hook replaced `grad_output` before the layer's "
         "own gradients were computed.",
-        "有了你的预钩子，权重梯度中单元 1 的那一行为零，单元 0 的那一行保持通常的值：预钩子在"
+        "有了你的预钩子，权重梯度中单元 1 的那一行为零，单元 0 的那一行保持通常的值，预钩子在"
         "这一层自己的梯度计算之前替换了 `grad_output`。",
     ),
     returned_none=Text(
         "Your pre-hook returned None, so the gradient was not changed: return the masked "
         "gradient in a tuple, `return (grad_output[0] * mask,)`.",
-        "你的预钩子返回了 None，因此梯度没有改变：请把遮罩后的梯度放进元组返回，"
+        "你的预钩子返回了 None，因此梯度没有改变，请把遮罩后的梯度放进元组返回，"
         "`return (grad_output[0] * mask,)`。",
     ),
     kept_unit_1=Text(
         "The row of unit 0 is zero and the row of unit 1 is not: your mask keeps unit 1. "
         "Keep the first column of `grad_output[0]` (unit 0) and zero the second.",
-        "单元 0 的那一行为零，而单元 1 的不是：你的遮罩保留的是单元 1。请保留 `grad_output[0]` "
+        "单元 0 的那一行为零，而单元 1 的不是，你的遮罩保留的是单元 1。请保留 `grad_output[0]` "
         "的第一列（单元 0），把第二列置零。",
     ),
     wrong_rows=Text(
@@ -473,20 +473,20 @@ class _ReluTimesFive(nn.Module):
     passed=Text(
         "On `ReluTimesFive`, `x.grad` became `{grad}`: the true gradient, 0 or 5, clamped to "
         "at most 1. The tuple your hook returned replaced `grad_input`.",
-        "在 `ReluTimesFive` 上，`x.grad` 变成了 `{grad}`：真实梯度（0 或 5）被截断到至多 1。"
+        "在 `ReluTimesFive` 上，`x.grad` 变成了 `{grad}`，真实梯度（0 或 5）被截断到至多 1。"
         "你的钩子返回的元组替换了 `grad_input`。",
     ),
     returned_none=Text(
         "Your hook returned None, so `x.grad` kept the true gradient, `{grad}`: return the "
         "clamped gradients, `tuple(g.clamp(-1, 1) for g in grad_input)`.",
-        "你的钩子返回了 None，所以 `x.grad` 保留了真实梯度 `{grad}`：请返回截断后的梯度，"
+        "你的钩子返回了 None，所以 `x.grad` 保留了真实梯度 `{grad}`，请返回截断后的梯度，"
         "`tuple(g.clamp(-1, 1) for g in grad_input)`。",
     ),
     used_grad_output=Text(
         "`x.grad` is `{grad}`: 1 also where `x` is negative, where the ReLU's gradient is 0. "
         "Your hook clamped `grad_output`, the gradient of the module's output; clamp "
         "`grad_input` instead.",
-        "`x.grad` 是 `{grad}`：在 `x` 为负、ReLU 梯度为 0 的地方也是 1。你的钩子截断的是 "
+        "`x.grad` 是 `{grad}`，在 `x` 为负、ReLU 梯度为 0 的地方也是 1。你的钩子截断的是 "
         "`grad_output`，即模块输出的梯度；请改为截断 `grad_input`。",
     ),
     wrong_grad=Text(
@@ -535,14 +535,14 @@ def _clamp_grad_input(answer: object) -> Values:
         "After {calls} calls of your `get_activation`, the model holds {hooks} hooks: each "
         "call left its hook behind, and every later forward pass runs them all. Let "
         "`ht.capture_activations` register the hook in a `with` block, which removes it.",
-        "调用你的 `get_activation` {calls} 次之后，模型上有 {hooks} 个钩子：每次调用都留下了它的钩子，"
+        "调用你的 `get_activation` {calls} 次之后，模型上有 {hooks} 个钩子，每次调用都留下了它的钩子，"
         "之后的每次前向传播都会把它们全部运行一遍。请用 `ht.capture_activations` 在 `with` "
         "块中注册钩子，它会移除钩子。",
     ),
     wrong_activation=Text(
         '`get_activation(model, "{layer}", x)` returned something other than the output of '
         '`model.{layer}` for `x`: return `acts["{layer}"]`.',
-        '`get_activation(model, "{layer}", x)` 返回的不是 `model.{layer}` 对 `x` 的输出：'
+        '`get_activation(model, "{layer}", x)` 返回的不是 `model.{layer}` 对 `x` 的输出，'
         '请返回 `acts["{layer}"]`。',
     ),
 )
@@ -570,21 +570,21 @@ def _get_activation(answer: object) -> Values:
         "Your function registered {registered} hooks, its `ValueError` reached the caller, "
         "and no hook was left on the module: the group removed both on its way out and did "
         "not swallow the exception.",
-        "你的函数注册了 {registered} 个钩子，它的 `ValueError` 传到了调用者，模块上也没有留下钩子："
+        "你的函数注册了 {registered} 个钩子，它的 `ValueError` 传到了调用者，模块上也没有留下钩子，"
         "钩子组在退出时移除了这两个钩子，并且没有吞掉异常。",
     ),
     no_error=Text(
         "No `ValueError` reached the caller: raise it inside the `with` block "
         '(`raise ValueError("something went wrong")`), and let it go on; the caller catches '
         "it.",
-        '没有 `ValueError` 传到调用者：请在 `with` 块中抛出它（`raise ValueError("something '
+        '没有 `ValueError` 传到调用者，请在 `with` 块中抛出它（`raise ValueError("something '
         'went wrong")`），并让它继续传出去；由调用者捕获。',
     ),
     too_few=Text(
         "Your function registered {registered} hook(s); the exercise asks for two, a forward "
         "hook and a full backward hook, both through the group (`hooks.forward(...)`, "
         "`hooks.full_backward(...)`).",
-        "你的函数注册了 {registered} 个钩子；练习要求两个：一个前向钩子和一个完整反向钩子，"
+        "你的函数注册了 {registered} 个钩子；练习要求两个，一个前向钩子和一个完整反向钩子，"
         "都通过钩子组注册（`hooks.forward(...)`、`hooks.full_backward(...)`）。",
     ),
     outside_group=Text(
@@ -592,7 +592,7 @@ def _get_activation(answer: object) -> Values:
         "`module.register_...` directly, so the group did not own them. Register them "
         "through the group, `hooks.forward(module, fn)`, or pass the handles to "
         "`hooks.add(...)`.",
-        "出错之后，模块上仍有 {hooks} 个钩子：它们是直接用 `module.register_...` 注册的，"
+        "出错之后，模块上仍有 {hooks} 个钩子，它们是直接用 `module.register_...` 注册的，"
         "不归钩子组管。请通过钩子组注册，`hooks.forward(module, fn)`，或者把句柄交给 "
         "`hooks.add(...)`。",
     ),
@@ -644,13 +644,13 @@ def _nested() -> nn.Sequential:
         "Your prediction `{predicted}` puts each `Sequential` before what it contains: that "
         "is the order in which the modules *start*. A forward hook fires when a module's "
         "`forward` *returns*, after its children have returned: `{order}`.",
-        "你的预测 `{predicted}` 把每个 `Sequential` 排在了它包含的模块之前：那是模块*开始*运行的顺序。"
+        "你的预测 `{predicted}` 把每个 `Sequential` 排在了它包含的模块之前，那是模块*开始*运行的顺序。"
         "前向钩子在模块的 `forward` *返回*时触发，也就是在它的子模块都返回之后：`{order}`。",
     ),
     wrong_order=Text(
         "Your prediction is `{predicted}`; the hooks fire in the order `{order}`: each "
         "module's hook fires when its `forward` returns.",
-        "你的预测是 `{predicted}`；钩子触发的顺序是 `{order}`：每个模块的钩子在它的 `forward` "
+        "你的预测是 `{predicted}`；钩子触发的顺序是 `{order}`，每个模块的钩子在它的 `forward` "
         "返回时触发。",
     ),
 )
@@ -698,7 +698,7 @@ class _Shared(nn.Module):
         "calls for a model of {shared_modules} modules that calls its ReLU twice: a global "
         "pre-hook sees every call, and yours was removed afterwards.",
         "对一个有 {plain} 个模块的模型，你的函数数出了 {plain} 次调用；对一个有 {shared_modules} "
-        "个模块、但调用了两次 ReLU 的模型，数出了 {shared} 次：全局预钩子能看到每一次调用，"
+        "个模块、但调用了两次 ReLU 的模型，数出了 {shared} 次，全局预钩子能看到每一次调用，"
         "而你的钩子在之后被移除了。",
     ),
     counted_modules=Text(
@@ -723,7 +723,7 @@ class _Shared(nn.Module):
     global_left=Text(
         "Your function counted right, but its global hook stayed registered: every model "
         "of the session would call it from now on. Remove its handle in a `finally` block.",
-        "你的函数数对了，但它的全局钩子一直没有移除：从此会话中的每个模型都会调用它。"
+        "你的函数数对了，但它的全局钩子一直没有移除，从此会话中的每个模型都会调用它。"
         "请在 `finally` 块中移除它的句柄。",
     ),
 )
@@ -762,7 +762,7 @@ def _module_calls(answer: object) -> Values:
     passed=Text(
         "Your function returned the model's own row, the one whose name is the empty "
         "string: for the nested model its output shapes are `{shapes}`.",
-        "你的函数返回了模型自己的那一行，也就是名字为空字符串的那一行：对嵌套模型，"
+        "你的函数返回了模型自己的那一行，也就是名字为空字符串的那一行，对嵌套模型，"
         "它的输出形状是 `{shapes}`。",
     ),
     not_a_row=Text(
