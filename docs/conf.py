@@ -63,7 +63,14 @@ extensions = [
     "page_numbers",  # docs/_ext/page_numbers.py: "15." before page 15's title, as prose cites it
     "reading_time",  # docs/_ext/reading_time.py: each tutorial's reading and running time
     "fast_path",  # docs/_ext/fast_path.py: the fast path's box and each step's banner, from one list
+    "download_language",  # docs/_ext/download_language.py: each download says its language
 ]
+
+# The exercise checks that the pages run (ht.exercises.check) print English, like every
+# other output on the pages, whatever the locale of the machine that builds them; the
+# zh_CN pages show the outputs of the English run. (A reader's download says its own
+# language: docs/_ext/download_language.py.)
+os.environ["HOOKS_TUTORIAL_LANGUAGE"] = "en"
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"

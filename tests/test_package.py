@@ -55,7 +55,7 @@ def _api_reference_names() -> set[str]:
 
 
 def test_every_public_name_is_in_the_api_reference() -> None:
-    from hooks_tutorial import detection, lm, metrics  # noqa: PLC0415
+    from hooks_tutorial import detection, exercises, lm, metrics  # noqa: PLC0415
 
     public = {
         f"hooks_tutorial.{n}"
@@ -63,7 +63,7 @@ def test_every_public_name_is_in_the_api_reference() -> None:
         if n != "__version__" and not inspect.ismodule(getattr(ht, n))
     } | {
         f"hooks_tutorial.{m.__name__.rsplit('.', 1)[1]}.{n}"
-        for m in (metrics, lm, detection)
+        for m in (metrics, lm, detection, exercises)
         for n in m.__all__
     }
     documented = _api_reference_names()

@@ -9,12 +9,23 @@ the ``.py`` downloads (``solutions.py``), so readers never see this import;
 ``conf.py`` puts this folder on ``sys.path`` for the build.
 No package does this: ``hooks_tutorial.count_hooks`` counts one model's hooks;
 this walks everything a page's namespace reaches.
+
+The exercises' checks are checked the same way: beside each solution, a
+hidden ``assert_check(exercise, solution, wrong, problem)`` runs
+``hooks_tutorial.exercises``'s check on the page's solution (it must pass) and
+on a wrong answer (it must fail with the message named ``problem``), in both
+languages; ``assert_exercises_checked(globals())`` at the end of the page fails
+when one of the page's checked exercises was not run that way. So neither the
+checks nor the solutions can drift apart unnoticed.
 """
 
 from __future__ import annotations
 
+import inspect
+import re
 import types
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -118,3 +129,43 @@ def assert_no_hooks_left(namespace: dict[str, Any], *, kept: Iterable[str] = ())
         if kind != "pruning" and f"{where}: {kind}" not in allowed
     ]
     assert not left, f"the page left hooks behind: {left}"
+
+
+# -- the exercises' checks -----------------------------------------------------------
+
+_checked: set[str] = set()  # exercises whose check assert_check ran, this build
+
+
+def assert_check(exercise: str, solution: object, wrong: object, problem: str) -> None:
+    """The check of ``exercise`` passes ``solution`` and fails ``wrong`` with ``problem``.
+
+    In both languages: each run of a check writes its message in one, and a
+    message missing in either would raise here.
+    """
+    for language in ("en", "zh_CN"):
+        right = ht.exercises.run_check(exercise, solution, language=language)
+        assert right.passed, f"the page's solution fails its own check: {right.message}"
+        found = ht.exercises.run_check(exercise, wrong, language=language)
+        assert (found.passed, found.problem) == (False, problem), (
+            f"the wrong answer should fail with {problem!r}: {found.message}"
+        )
+    _checked.add(exercise)
+
+
+def assert_exercises_checked() -> None:
+    """Every checked exercise of the calling page went through :func:`assert_check`.
+
+    The page is the file of the code that calls this (sphinx-gallery runs a
+    page's code compiled with its file name).
+    """
+    caller = inspect.currentframe()
+    filename = caller.f_back.f_code.co_filename if caller and caller.f_back else ""
+    page = re.match(r"plot_(\d+[a-z]?)_", Path(filename).name)
+    assert page is not None, f"not called from a page: {filename}"
+    ours = {
+        name
+        for name, kind in ht.exercises.exercise_kinds().items()
+        if kind == "code" and name.startswith(f"{page[1]}.")
+    }
+    missing = sorted(ours - _checked)
+    assert not missing, f"no assert_check(...) ran for exercise(s) {missing} on this page"

@@ -240,6 +240,91 @@ def check_count(doctree: nodes.document, docname: str, count: int) -> None:
             count,
             location=exercises,
         )
+    check_exercise_checks(exercises, docname)
+
+
+CHECK_CALL = re.compile(r"""ht\.exercises\.check\(["']([^"']+)["']""")
+
+
+def check_exercise_checks(exercises: nodes.enumerated_list, docname: str) -> None:
+    """Each exercise shows its check, or is answered in words, as hooks_tutorial.exercises says.
+
+    A page whose exercises the library knows (``exercise_kinds()``, ``"05.1"``
+    for page 5's first) must end each code exercise's item with its call,
+    ``ht.exercises.check("05.1", ...)`` as inline code, give none to the
+    exercises answered in words, and say under "Exercises", before the list,
+    how the checks run (a paragraph showing ``ht.exercises.check``). Pages the
+    library knows nothing of yet are left alone. Inline code is not translated,
+    so the same test holds in both languages.
+    """
+    import hooks_tutorial  # noqa: PLC0415 - the docs build has it; the extension's tests need not
+
+    page = re.search(r"/plot_(\d+[a-z]?)_", docname)
+    if page is None:
+        return
+    kinds = {
+        name: kind
+        for name, kind in hooks_tutorial.exercises.exercise_kinds().items()
+        if name.startswith(f"{page[1]}.")
+    }
+    if not kinds:
+        return
+    for number, item in enumerate(exercises.children, 1):
+        name = f"{page[1]}.{number}"
+        calls = [
+            found[1]
+            for literal in item.findall(nodes.literal)
+            if (found := CHECK_CALL.match(literal.astext()))
+        ]
+        kind = kinds.pop(name, None)
+        if kind == "code" and calls != [name]:
+            logger.warning(
+                '%s: exercise %s has a check: end its item with ``ht.exercises.check("%s", '
+                "...)`` (found %s)",
+                docname,
+                name,
+                name,
+                calls or "none",
+                location=item,
+            )
+        elif kind == "prose" and calls:
+            logger.warning(
+                "%s: exercise %s is answered in words, but its item shows a check: %s",
+                docname,
+                name,
+                calls,
+                location=item,
+            )
+        elif kind is None:
+            logger.warning(
+                "%s: exercise %s has no check in hooks_tutorial.exercises and is not "
+                "registered there as answered in words (prose(...))",
+                docname,
+                name,
+                location=item,
+            )
+    if kinds:
+        logger.warning(
+            "%s: hooks_tutorial.exercises knows exercise(s) %s, which the page does not list",
+            docname,
+            ", ".join(sorted(kinds)),
+            location=exercises,
+        )
+    parent = exercises.parent
+    before = parent.children[: parent.index(exercises)]
+    told = any(
+        literal.astext().startswith("ht.exercises.check")
+        for node in before
+        if isinstance(node, nodes.paragraph)
+        for literal in node.findall(nodes.literal)
+    )
+    if not told:
+        logger.warning(
+            "%s: say under 'Exercises', before the list, how to run the checks "
+            "(a paragraph showing ``ht.exercises.check(...)``)",
+            docname,
+            location=exercises,
+        )
 
 
 # -- downloads ----------------------------------------------------------------------

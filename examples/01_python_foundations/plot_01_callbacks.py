@@ -218,6 +218,7 @@ run_all()
 import torch
 from torch import nn
 
+import hooks_tutorial as ht
 from hooks_tutorial import count_hooks
 
 torch.manual_seed(0)
@@ -264,11 +265,20 @@ assert count_hooks(layer).total == 0
 # Exercises
 # ---------
 #
+# Exercises that ask for code come with a check that runs offline, in the
+# downloaded notebook or script: write your answer, then run the
+# ``ht.exercises.check(...)`` call that ends the exercise. The check says what
+# is wrong, or what is right, in the language of the download, and leaves no
+# hook behind; each solution ends with the same call.
+#
 # 1. Write a callback ``double_and_print`` so that ``calculate(3, 5,
-#    double_and_print)`` prints ``16``.
-# 2. Give ``Button`` a method that removes a listener again, and use it.
+#    double_and_print)`` prints ``16``. Check:
+#    ``ht.exercises.check("01.1", double_and_print)``.
+# 2. Write ``RemovableButton``, a ``Button`` with a method
+#    ``remove_listener(callback)`` that removes a listener again, and use it.
+#    Check: ``ht.exercises.check("01.2", RemovableButton)``.
 # 3. Change ``calculate`` so that the callback is optional: without one, it
-#    returns the result instead.
+#    returns the result instead. Check: ``ht.exercises.check("01.3", calculate)``.
 
 # %%
 # .. rst-class:: solution
@@ -290,6 +300,20 @@ calculate(3, 5, double_and_print)
 with contextlib.redirect_stdout(io.StringIO()) as printed:
     calculate(3, 5, double_and_print)
 assert printed.getvalue() == "16\n", printed.getvalue()
+# sphinx_gallery_end_ignore
+
+ht.exercises.check("01.1", double_and_print)
+
+# sphinx_gallery_start_ignore
+from page_checks import assert_check  # docs/_ext: the build's checks
+
+
+# a callback that returns the doubled sum instead of printing it: calculate ignores it
+def double_and_return(result):
+    return result * 2
+
+
+assert_check("01.1", double_and_print, double_and_return, "returned_not_printed")
 # sphinx_gallery_end_ignore
 
 # %%
@@ -325,6 +349,20 @@ assert printed.getvalue() == "[Undo clicked]\n", printed.getvalue()
 assert undo_button.listeners == []
 # sphinx_gallery_end_ignore
 
+ht.exercises.check("01.2", RemovableButton)
+
+# sphinx_gallery_start_ignore
+
+
+# a remove_listener that empties the list removes the other listeners too
+class ClearingButton(Button):
+    def remove_listener(self, callback):
+        self.listeners.clear()
+
+
+assert_check("01.2", RemovableButton, ClearingButton, "removed_others")
+# sphinx_gallery_end_ignore
+
 # %%
 # .. rst-class:: solution
 #
@@ -350,7 +388,21 @@ assert calculate(3, 5) == 8
 with contextlib.redirect_stdout(io.StringIO()) as printed:
     assert calculate(3, 5, double_and_print) is None
 assert printed.getvalue() == "16\n", printed.getvalue()
-from page_checks import assert_no_hooks_left  # docs/_ext: the build's check
+# sphinx_gallery_end_ignore
 
+ht.exercises.check("01.3", calculate)
+
+# sphinx_gallery_start_ignore
+
+
+# a default of None without testing for it: calculate(3, 5) calls None
+def calculate_calls_none(a, b, callback=None):
+    callback(a + b)
+
+
+assert_check("01.3", calculate, calculate_calls_none, "called_none")
+from page_checks import assert_exercises_checked, assert_no_hooks_left  # docs/_ext
+
+assert_exercises_checked()
 assert_no_hooks_left(globals())
 # sphinx_gallery_end_ignore

@@ -406,6 +406,7 @@ assert printed.getvalue().splitlines() == [
 import torch
 from torch import nn
 
+import hooks_tutorial as ht
 from hooks_tutorial import count_hooks
 
 torch.manual_seed(0)
@@ -472,14 +473,23 @@ assert count_hooks(layer).total == 0
 # Exercises
 # ---------
 #
+# Exercises that ask for code come with a check that runs offline, in the
+# downloaded notebook or script: write your answer, then run the
+# ``ht.exercises.check(...)`` call that ends the exercise. The check says what
+# is wrong, or what is right, in the language of the download, and leaves no
+# hook behind; each solution ends with the same call.
+#
 # 1. Write a decorator ``count_calls`` that counts how often a function is
 #    called, stores the count in ``wrapper.calls``, and keeps the function's
-#    name with ``functools.wraps``.
+#    name with ``functools.wraps``. Check:
+#    ``ht.exercises.check("02.1", count_calls)``.
 # 2. Give the registry an ``off(event, func)`` function that unregisters a
-#    callback, and check that ``emit`` no longer calls it.
+#    callback, and check that ``emit`` no longer calls it. Check:
+#    ``ht.exercises.check("02.2", off)``.
 # 3. Write ``add_callback(event, func)``, a plain registration function (not a
 #    decorator) that returns a handle object with a ``remove()`` method, like
-#    PyTorch's ``RemovableHandle``.
+#    PyTorch's ``RemovableHandle``. Check:
+#    ``ht.exercises.check("02.3", add_callback)``.
 
 # %%
 # .. rst-class:: solution
@@ -514,6 +524,25 @@ assert (double.__name__, double.calls) == ("double", 3)
 assert double.__wrapped__(5) == 10
 # sphinx_gallery_end_ignore
 
+ht.exercises.check("02.1", count_calls)
+
+# sphinx_gallery_start_ignore
+from page_checks import assert_check  # docs/_ext: the build's checks
+
+
+# without functools.wraps the decorated function is called "wrapper"
+def count_calls_without_wraps(func):
+    def wrapper(*args, **kwargs):
+        wrapper.calls += 1
+        return func(*args, **kwargs)
+
+    wrapper.calls = 0
+    return wrapper
+
+
+assert_check("02.1", count_calls, count_calls_without_wraps, "lost_name")
+# sphinx_gallery_end_ignore
+
 # %%
 # .. rst-class:: solution
 #
@@ -536,6 +565,22 @@ assert callbacks["epoch_end"] == [print_loss]
 with contextlib.redirect_stdout(io.StringIO()) as printed:
     emit("epoch_end", epoch=4, loss=1.5)
 assert printed.getvalue() == "epoch 4: loss 1.50\n", printed.getvalue()
+# sphinx_gallery_end_ignore
+
+ht.exercises.check("02.2", off)
+
+# sphinx_gallery_start_ignore
+# the check lends off() a registry of its own and gives the page's back
+assert callbacks["epoch_end"] == [print_loss]
+
+
+# an off() that empties the event's list unregisters the other callbacks too
+def off_all(event, func):
+    callbacks[event] = []
+
+
+assert_check("02.2", off, off_all, "removed_others")
+assert callbacks["epoch_end"] == [print_loss]
 # sphinx_gallery_end_ignore
 
 # %%
@@ -588,7 +633,28 @@ assert printed.getvalue().splitlines() == [
     "epoch 6: loss 0.40",
 ], printed.getvalue()
 assert callbacks["epoch_end"] == [print_loss]
-from page_checks import assert_no_hooks_left  # docs/_ext: the build's check
+# sphinx_gallery_end_ignore
 
+ht.exercises.check("02.3", add_callback)
+
+# sphinx_gallery_start_ignore
+
+
+# a handle whose remove() removes without looking: the second remove() raises
+class StrictHandle(Handle):
+    def remove(self):
+        callbacks[self.event].remove(self.func)
+
+
+def add_callback_strict(event, func):
+    callbacks.setdefault(event, []).append(func)
+    return StrictHandle(event, func)
+
+
+assert_check("02.3", add_callback, add_callback_strict, "second_remove_raised")
+assert callbacks["epoch_end"] == [print_loss]
+from page_checks import assert_exercises_checked, assert_no_hooks_left  # docs/_ext
+
+assert_exercises_checked()
 assert_no_hooks_left(globals())
 # sphinx_gallery_end_ignore

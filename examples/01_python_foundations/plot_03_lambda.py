@@ -116,6 +116,8 @@ assert max(scores.items(), key=lambda item: item[1]) == ("star", 0.98)
 import torch
 from torch import nn
 
+import hooks_tutorial as ht  # ht.exercises.check, for the exercises at the end
+
 torch.manual_seed(0)
 model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
 by_size = sorted(
@@ -415,14 +417,24 @@ assert buffer.tell() > 0
 # Exercises
 # ---------
 #
+# Exercises that ask for code come with a check that runs offline, in the
+# downloaded notebook or script: write your answer, then run the
+# ``ht.exercises.check(...)`` call that ends the exercise. The check says what
+# is wrong, or what is right, in the language of the download, and leaves no
+# hook behind; each solution ends with the same call.
+#
 # 1. Sort ``["resnet18", "vgg11", "alexnet"]`` by the number at the end of each
 #    name (``alexnet`` has none: count it as 0), using a ``key=`` lambda.
-# 2. Register a forward hook on every child of ``model`` that stores the
-#    output's shape in a dict under the child's name, with a default argument.
-#    Make sure the hooks do not change the output.
+#    Check the lambda itself: ``ht.exercises.check("03.1", lambda name: ...)``.
+# 2. Write ``record_shapes(model, shapes)``: it registers a forward hook on
+#    every child of ``model`` that stores the output's shape in the dict
+#    ``shapes`` under the child's name, with a default argument, and returns
+#    the handles. Make sure the hooks do not change the output. Check:
+#    ``ht.exercises.check("03.2", record_shapes)``.
 # 3. Write a forward hook as a ``lambda`` that intentionally doubles the
 #    output of ``model[0]``, and check the new output against a hand-computed
-#    one.
+#    one. Check the lambda itself:
+#    ``ht.exercises.check("03.3", lambda module, args, output: ...)``.
 
 # %%
 # .. rst-class:: solution
@@ -440,6 +452,20 @@ print(by_number)
 assert by_number == ["alexnet", "vgg11", "resnet18"], by_number
 # sphinx_gallery_end_ignore
 
+ht.exercises.check("03.1", lambda n: int(re.search(r"\d*$", n)[0] or 0))
+
+# sphinx_gallery_start_ignore
+from page_checks import assert_check  # docs/_ext: the build's checks
+
+# a key that keeps the digits as text: "101" sorts before "50"
+assert_check(
+    "03.1",
+    lambda n: int(re.search(r"\d*$", n)[0] or 0),
+    lambda n: re.search(r"\d*$", n)[0],
+    "compared_text",
+)
+# sphinx_gallery_end_ignore
+
 # %%
 # .. rst-class:: solution
 #
@@ -448,13 +474,18 @@ assert by_number == ["alexnet", "vgg11", "resnet18"], by_number
 # each ``lambda`` returns ``None`` too, and ``name=name`` gives each hook its
 # own layer name.
 
+
+def record_shapes(model, shapes):
+    return [
+        layer.register_forward_hook(
+            lambda _m, _args, out, name=name: shapes.update({name: tuple(out.shape)})
+        )
+        for name, layer in model.named_children()
+    ]
+
+
 shapes = {}
-handles = [
-    layer.register_forward_hook(
-        lambda _m, _args, out, name=name: shapes.update({name: tuple(out.shape)})
-    )
-    for name, layer in model.named_children()
-]
+handles = record_shapes(model, shapes)
 y = model(batch_1)
 for handle in handles:
     handle.remove()
@@ -463,6 +494,22 @@ print(shapes, torch.equal(y, model(batch_1)))
 # sphinx_gallery_start_ignore
 assert shapes == {"0": (2, 3), "1": (2, 3), "2": (2, 2)}, shapes
 assert torch.equal(y, model(batch_1))
+# sphinx_gallery_end_ignore
+
+ht.exercises.check("03.2", record_shapes)
+
+# sphinx_gallery_start_ignore
+
+
+# without the default argument every lambda reads name after the loop: "2"
+def record_shapes_late(model, shapes):
+    return [
+        layer.register_forward_hook(lambda _m, _args, out: shapes.update({name: tuple(out.shape)}))
+        for name, layer in model.named_children()
+    ]
+
+
+assert_check("03.2", record_shapes, record_shapes_late, "late_binding")
 # sphinx_gallery_end_ignore
 
 # %%
@@ -484,7 +531,20 @@ print(torch.allclose(doubled, by_hand))
 # operations on the same input, so they can differ by rounding at most
 assert torch.allclose(doubled, by_hand)
 assert not torch.allclose(doubled, model(batch_1))
-from page_checks import assert_no_hooks_left  # docs/_ext: the build's check
+# sphinx_gallery_end_ignore
 
+ht.exercises.check("03.3", lambda _m, _args, out: out * 2)
+
+# sphinx_gallery_start_ignore
+# a hook that returns a detached tensor: the values are right, the gradient stops there
+assert_check(
+    "03.3",
+    lambda _m, _args, out: out * 2,
+    lambda _m, _args, out: out.detach() * 2,
+    "detached",
+)
+from page_checks import assert_exercises_checked, assert_no_hooks_left  # docs/_ext
+
+assert_exercises_checked()
 assert_no_hooks_left(globals())
 # sphinx_gallery_end_ignore

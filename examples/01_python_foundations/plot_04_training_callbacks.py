@@ -361,13 +361,23 @@ assert [loss for _, _, loss in schedule.rows[:2]] == [loss for _, loss in losses
 # Exercises
 # ---------
 #
+# Exercises that ask for code come with a check that runs offline, in the
+# downloaded notebook or script: write your answer, then run the
+# ``ht.exercises.check(...)`` call that ends the exercise. The check says what
+# is wrong, or what is right, in the language of the download, and leaves no
+# hook behind; each solution ends with the same call.
+#
 # 1. Write a callback ``BestEpoch`` that remembers the epoch with the highest
-#    ``val_accuracy`` and prints it in ``on_train_end``.
-# 2. Write a callback with an ``on_batch_end(batch, logs)`` method that counts
-#    the batches and the training samples (``logs["size"]``) seen in total.
-# 3. Using ``val_losses`` (the validation losses of the early-stopping run),
-#    find the epoch with the lowest validation loss with ``min`` and a
-#    ``key=`` lambda.
+#    ``val_accuracy`` and prints it in ``on_train_end``. Check:
+#    ``ht.exercises.check("04.1", BestEpoch)``.
+# 2. Write a callback ``BatchCounter`` with an ``on_batch_end(batch, logs)``
+#    method that counts the batches and the training samples
+#    (``logs["size"]``) seen in total, in its attributes ``batches`` and
+#    ``samples``. Check: ``ht.exercises.check("04.2", BatchCounter)``.
+# 3. Write ``lowest_epoch(val_losses)``, which returns the epoch (counted from
+#    1) with the lowest validation loss, using ``min`` and a ``key=`` lambda;
+#    apply it to ``val_losses``, the validation losses of the early-stopping
+#    run. Check: ``ht.exercises.check("04.3", lowest_epoch)``.
 
 # %%
 # .. rst-class:: solution
@@ -411,6 +421,21 @@ assert accuracies[best_epoch.epoch - 1] == max(accuracies)
 assert accuracies == progress_history["val_accuracy"][:2], (accuracies, progress_history)
 # sphinx_gallery_end_ignore
 
+ht.exercises.check("04.1", BestEpoch)
+
+# sphinx_gallery_start_ignore
+from page_checks import assert_check  # docs/_ext: the build's checks
+
+
+# a callback that overwrites the best value at every epoch keeps the last one
+class LastEpoch(BestEpoch):
+    def on_epoch_end(self, epoch, logs):
+        self.best, self.epoch = logs["val_accuracy"], epoch
+
+
+assert_check("04.1", BestEpoch, LastEpoch, "last_epoch")
+# sphinx_gallery_end_ignore
+
 # %%
 # .. rst-class:: solution
 #
@@ -443,6 +468,21 @@ assert (counter.batches, counter.samples) == (8, 512)
 assert (len(two_epochs), len(train_data.images)) == (2, 256)
 # sphinx_gallery_end_ignore
 
+ht.exercises.check("04.2", BatchCounter)
+
+# sphinx_gallery_start_ignore
+
+
+# a counter that adds the batch size instead of logs["size"] misses a smaller last batch
+class FixedSizeCounter(BatchCounter):
+    def on_batch_end(self, batch, logs):
+        self.batches += 1
+        self.samples += 64
+
+
+assert_check("04.2", BatchCounter, FixedSizeCounter, "assumed_size")
+# sphinx_gallery_end_ignore
+
 # %%
 # .. rst-class:: solution
 #
@@ -451,7 +491,14 @@ assert (len(two_epochs), len(train_data.images)) == (2, 256)
 # early-stopping run, not in the best epoch that ``EarlyStopping`` restored:
 # the later epochs improved on the best value by less than ``min_delta``.
 
-epoch, loss = min(enumerate(val_losses, start=1), key=lambda pair: pair[1])
+
+def lowest_epoch(val_losses):
+    epoch, _ = min(enumerate(val_losses, start=1), key=lambda pair: pair[1])
+    return epoch
+
+
+epoch = lowest_epoch(val_losses)
+loss = val_losses[epoch - 1]
 print(f"lowest val_loss {loss:.4f} at epoch {epoch}")
 print("epochs run:", len(val_losses))
 print("best epoch restored by EarlyStopping:", stopper.best_epoch)
@@ -462,7 +509,21 @@ print("best epoch restored by EarlyStopping:", stopper.best_epoch)
 assert (epoch, loss) == (len(val_losses), min(val_losses))
 assert epoch != stopper.best_epoch
 assert stopper.best - loss < 0.01, (stopper.best, loss)
-from page_checks import assert_no_hooks_left  # docs/_ext: the build's check
+# sphinx_gallery_end_ignore
 
+ht.exercises.check("04.3", lowest_epoch)
+
+# sphinx_gallery_start_ignore
+
+
+# positions in a list count from 0, epochs from 1
+def lowest_position(val_losses):
+    return min(range(len(val_losses)), key=lambda i: val_losses[i])
+
+
+assert_check("04.3", lowest_epoch, lowest_position, "zero_based")
+from page_checks import assert_exercises_checked, assert_no_hooks_left  # docs/_ext
+
+assert_exercises_checked()
 assert_no_hooks_left(globals())
 # sphinx_gallery_end_ignore

@@ -48,6 +48,7 @@ import matplotlib.pyplot as plt
 import torch
 from torch import nn
 
+import hooks_tutorial as ht
 from hooks_tutorial import count_hooks
 
 torch.manual_seed(0)
@@ -435,13 +436,24 @@ conv_handle.remove()
 # Exercises
 # ---------
 #
-# 1. Write a forward hook that prints the mean and the standard deviation of
-#    the output, and register it on every layer of ``TinyConvNet``.
-# 2. Call ``model(images, labels)`` with the hook from the "What ``input``
-#    really holds" section registered. What happens, and why does it show that
-#    the notes' comment cannot be right?
-# 3. Collect the feature maps of ``edge_net``'s ReLU as well, and check with
-#    ``torch.equal`` that they equal ``captured.clamp(min=0)``.
+# Exercises that ask for code come with a check that runs offline, in the
+# downloaded notebook or script: write your answer, then run the
+# ``ht.exercises.check(...)`` call that ends the exercise. The check says what
+# is wrong, or what is right, in the language of the download, and leaves no
+# hook behind; each solution ends with the same call. Exercises marked *in
+# words* ask why: they have no check.
+#
+# 1. Write a forward hook ``print_stats(module, args, output)`` that prints the
+#    mean and the standard deviation of the output, and register it on every
+#    layer of ``TinyConvNet``. Check: ``ht.exercises.check("05.1", print_stats)``.
+# 2. *In words:* call ``model(images, labels)`` with the hook from the "What
+#    ``input`` really holds" section registered. What happens, and why does it
+#    show that the notes' comment cannot be right?
+# 3. Write ``conv_and_relu(net, x)``, which returns the outputs of ``net[0]``
+#    and ``net[1]`` for the input ``x``, kept by forward hooks that it removes
+#    again. Show with ``torch.equal`` that for ``edge_net`` the second is the
+#    first clamped at zero, also when ``net[1]`` is ``nn.ReLU(inplace=True)``.
+#    Check: ``ht.exercises.check("05.3", conv_and_relu)``.
 
 # %%
 # .. rst-class:: solution
@@ -474,6 +486,20 @@ assert [kind for kind, _ in layer_stats] == ["Conv2d", "ReLU", "Linear"]
 assert layer_stats[1][1] > layer_stats[0][1], layer_stats
 # sphinx_gallery_end_ignore
 
+ht.exercises.check("05.1", print_stats)
+
+# sphinx_gallery_start_ignore
+from page_checks import assert_check  # docs/_ext: the build's checks
+
+
+# a hook that returns the statistics it computes replaces the layer's output
+def stats_returned(module, args, output):
+    return output.mean(), output.std()
+
+
+assert_check("05.1", print_stats, stats_returned, "replaced_output")
+# sphinx_gallery_end_ignore
+
 # %%
 # .. rst-class:: solution
 #
@@ -504,25 +530,57 @@ assert len(inputs) == 0
 # %%
 # .. rst-class:: solution
 #
-# **Solution 3.** A second hook on the ReLU collects its output. It prints
-# ``True``: the ReLU's output is the convolution's output clamped at zero, so
-# the convolution's hook caught the values before the ReLU, negative ones
-# included.
+# **Solution 3.** Two hooks keep the two outputs, each as
+# ``output.detach().clone()``. It prints ``True`` twice: the ReLU's output is
+# the convolution's output clamped at zero, so the convolution's hook caught
+# the values before the ReLU, negative ones included. The ``clone()`` keeps
+# them when the ReLU works in place; with ``detach()`` alone, the in-place ReLU
+# would overwrite the kept tensor, and the check says so.
 
-handles = [
-    edge_net[0].register_forward_hook(save_output_as("edges")),
-    edge_net[1].register_forward_hook(save_output_as("relu")),
-]
-edge_net(grey)
-for handle in handles:
-    handle.remove()
-print(torch.equal(feature_maps["relu"], feature_maps["edges"].clamp(min=0)))
+
+def conv_and_relu(net, x):
+    kept = {}
+    with (
+        net[0].register_forward_hook(lambda m, args, out: kept.update(conv=out.detach().clone())),
+        net[1].register_forward_hook(lambda m, args, out: kept.update(relu=out.detach().clone())),
+    ):
+        net(x)
+    return kept["conv"], kept["relu"]
+
+
+conv_out, relu_out = conv_and_relu(edge_net, grey)
+print(torch.equal(relu_out, conv_out.clamp(min=0)))
+inplace_net = nn.Sequential(edge_net[0], nn.ReLU(inplace=True))
+conv_out_inplace, relu_out_inplace = conv_and_relu(inplace_net, grey)
+print(torch.equal(relu_out_inplace, conv_out_inplace.clamp(min=0)))
 
 # sphinx_gallery_start_ignore
-# "It prints True ... negative ones included"
-assert torch.equal(feature_maps["relu"], feature_maps["edges"].clamp(min=0))
-assert feature_maps["edges"].min() < 0
-from page_checks import assert_no_hooks_left  # docs/_ext: the build's check
+# "It prints True twice ... negative ones included"
+assert torch.equal(relu_out, conv_out.clamp(min=0))
+assert torch.equal(relu_out_inplace, conv_out_inplace.clamp(min=0))
+assert conv_out.min() < 0
+assert conv_out_inplace.min() < 0
+# sphinx_gallery_end_ignore
 
+ht.exercises.check("05.3", conv_and_relu)
+
+# sphinx_gallery_start_ignore
+
+
+# "with detach() alone, the in-place ReLU would overwrite the kept tensor, and the check says so"
+def conv_and_relu_detached(net, x):
+    kept = {}
+    with (
+        net[0].register_forward_hook(lambda m, args, out: kept.update(conv=out.detach())),
+        net[1].register_forward_hook(lambda m, args, out: kept.update(relu=out.detach())),
+    ):
+        net(x)
+    return kept["conv"], kept["relu"]
+
+
+assert_check("05.3", conv_and_relu, conv_and_relu_detached, "overwritten")
+from page_checks import assert_exercises_checked, assert_no_hooks_left  # docs/_ext
+
+assert_exercises_checked()
 assert_no_hooks_left(globals())
 # sphinx_gallery_end_ignore

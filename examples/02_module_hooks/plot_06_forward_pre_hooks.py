@@ -44,6 +44,8 @@ cannot edit. This page shows what each hook may return, and the three options
 import torch
 from torch import nn
 
+import hooks_tutorial as ht
+
 torch.manual_seed(0)
 
 
@@ -400,13 +402,25 @@ assert double_then_add.item() == 3.0
 # Exercises
 # ---------
 #
-# 1. Write a pre-hook that adds Gaussian noise with standard deviation 0.1 to
-#    the input of ``layer``, but only while ``layer.training`` is ``True``.
-# 2. Write a forward hook that clamps the output of ``model[0]`` to at most
-#    1.0, and check with ``model[0]``'s output captured by a second hook
-#    (registered after the first) that no value exceeds 1.0.
-# 3. Use a pre-hook and an ``always_call=True`` forward hook to count how many
-#    calls of ``fragile`` started and how many finished without an error.
+# Exercises that ask for code come with a check that runs offline, in the
+# downloaded notebook or script: write your answer, then run the
+# ``ht.exercises.check(...)`` call that ends the exercise. The check says what
+# is wrong, or what is right, in the language of the download, and leaves no
+# hook behind; each solution ends with the same call.
+#
+# 1. Write a pre-hook ``add_noise(module, args)`` that adds Gaussian noise with
+#    standard deviation 0.1 to the input of ``layer``, but only while
+#    ``layer.training`` is ``True``. Check:
+#    ``ht.exercises.check("06.1", add_noise)``.
+# 2. Write a forward hook ``clamp_output(module, args, output)`` that clamps
+#    the output of ``model[0]`` to at most 1.0, and check with ``model[0]``'s
+#    output captured by a second hook (registered after the first) that no
+#    value exceeds 1.0. Check: ``ht.exercises.check("06.2", clamp_output)``.
+# 3. Write ``count_calls(module, inputs)``: with a pre-hook and an
+#    ``always_call=True`` forward hook, it counts how many calls of ``module``
+#    on the ``inputs`` started and how many finished without an error (it
+#    catches the errors), and returns ``{"started": ..., "finished": ...}``.
+#    Try it on ``fragile``. Check: ``ht.exercises.check("06.3", count_calls)``.
 
 # %%
 # .. rst-class:: solution
@@ -440,6 +454,20 @@ assert not torch.equal(noisy, out_plain)
 assert torch.equal(clean, out_plain)
 # sphinx_gallery_end_ignore
 
+ht.exercises.check("06.1", add_noise)
+
+# sphinx_gallery_start_ignore
+from page_checks import assert_check  # docs/_ext: the build's checks
+
+
+# a pre-hook that forgets the training flag adds noise in evaluation mode too
+def add_noise_always(module, args):
+    return (args[0] + 0.1 * torch.randn_like(args[0]),)
+
+
+assert_check("06.1", add_noise, add_noise_always, "noise_in_eval")
+# sphinx_gallery_end_ignore
+
 # %%
 # .. rst-class:: solution
 #
@@ -448,9 +476,14 @@ assert torch.equal(clean, out_plain)
 # registration order and each one receives the output the previous one
 # returned.
 
+
+def clamp_output(module, args, output):
+    return output.clamp(max=1.0)
+
+
 captured = []
 with (
-    model[0].register_forward_hook(lambda m, args, out: out.clamp(max=1.0)),
+    model[0].register_forward_hook(clamp_output),
     model[0].register_forward_hook(lambda m, args, out: captured.append(out)),
 ):
     model(image)
@@ -465,6 +498,19 @@ assert largest > 1.005, largest
 assert captured[0].max().item() == 1.0
 # sphinx_gallery_end_ignore
 
+ht.exercises.check("06.2", clamp_output)
+
+# sphinx_gallery_start_ignore
+
+
+# clamp() makes a new tensor: a hook that does not return it changes nothing
+def clamp_without_return(module, args, output):
+    output.clamp(max=1.0)
+
+
+assert_check("06.2", clamp_output, clamp_without_return, "returned_none")
+# sphinx_gallery_end_ignore
+
 # %%
 # .. rst-class:: solution
 #
@@ -472,32 +518,64 @@ assert captured[0].max().item() == 1.0
 # started, and only the first finished, since the ``always_call`` hook gets
 # ``output=None`` when ``forward`` raises.
 
-counts = {"started": 0, "finished": 0}
+
+def count_calls(module, inputs):
+    counts = {"started": 0, "finished": 0}
+
+    def on_start(module, args):
+        counts["started"] += 1
+
+    def on_end(module, args, output):
+        if output is not None:
+            counts["finished"] += 1
+
+    with (
+        module.register_forward_pre_hook(on_start),
+        module.register_forward_hook(on_end, always_call=True),
+    ):
+        for x in inputs:
+            try:
+                module(x)
+            except ValueError as error:
+                print("caught:", error)
+    return counts
 
 
-def on_start(module, args):
-    counts["started"] += 1
-
-
-def on_end(module, args, output):
-    if output is not None:
-        counts["finished"] += 1
-
-
-with (
-    fragile.register_forward_pre_hook(on_start),
-    fragile.register_forward_hook(on_end, always_call=True),
-):
-    fragile(torch.ones(2))
-    try:
-        fragile(torch.tensor([float("nan")]))
-    except ValueError as error:
-        print("caught:", error)
+counts = count_calls(fragile, [torch.ones(2), torch.tensor([float("nan")])])
 print(counts)
 
 # sphinx_gallery_start_ignore
 assert counts == {"started": 2, "finished": 1}
-from page_checks import assert_no_hooks_left  # docs/_ext: the build's check
+# sphinx_gallery_end_ignore
 
+ht.exercises.check("06.3", count_calls)
+
+# sphinx_gallery_start_ignore
+
+
+# an always_call hook that counts every call counts the failed one as finished
+def count_calls_and_errors(module, inputs):
+    counts = {"started": 0, "finished": 0}
+
+    def on_start(module, args):
+        counts["started"] += 1
+
+    def on_end(module, args, output):
+        counts["finished"] += 1
+
+    with (
+        module.register_forward_pre_hook(on_start),
+        module.register_forward_hook(on_end, always_call=True),
+    ):
+        for x in inputs:
+            with contextlib.suppress(ValueError):
+                module(x)
+    return counts
+
+
+assert_check("06.3", count_calls, count_calls_and_errors, "counted_errors")
+from page_checks import assert_exercises_checked, assert_no_hooks_left  # docs/_ext
+
+assert_exercises_checked()
 assert_no_hooks_left(globals())
 # sphinx_gallery_end_ignore

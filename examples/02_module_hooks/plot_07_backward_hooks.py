@@ -51,6 +51,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+import hooks_tutorial as ht
+
 torch.manual_seed(0)
 
 
@@ -485,15 +487,25 @@ assert torch.allclose(linear.weight.grad, plain_weight_grad)
 # Exercises
 # ---------
 #
-# 1. Register a full backward hook on ``nn.Sigmoid()`` and check that
+# Exercises that ask for code come with a check that runs offline, in the
+# downloaded notebook or script: write your answer, then run the
+# ``ht.exercises.check(...)`` call that ends the exercise. The check says what
+# is wrong, or what is right, in the language of the download, and leaves no
+# hook behind; each solution ends with the same call.
+#
+# 1. Write ``backward_grads(module, x)``: it registers a full backward hook on
+#    ``module``, runs ``module(x).sum().backward()`` and returns the hook's
+#    ``grad_input[0]`` and ``grad_output[0]``. For ``nn.Sigmoid()``, check that
 #    ``grad_input[0]`` equals ``grad_output[0] * s * (1 - s)`` where ``s`` is
-#    the sigmoid's output.
-# 2. Use a full backward pre-hook to keep only the gradient of output unit 0
-#    of a ``nn.Linear(3, 2)`` (zero the other), and check that the weight's
-#    gradient row 1 is then zero.
-# 3. Write a full backward hook that returns ``grad_input`` clamped to
-#    ``[-1, 1]``, and check on ``ReluTimesFive`` that ``x.grad`` is then at
-#    most 1.
+#    the sigmoid's output. Check: ``ht.exercises.check("07.1", backward_grads)``.
+# 2. Use a full backward pre-hook ``keep_unit_0(module, grad_output)`` to keep
+#    only the gradient of output unit 0 of a ``nn.Linear(3, 2)`` (zero the
+#    other), and check that the weight's gradient row 1 is then zero. Check:
+#    ``ht.exercises.check("07.2", keep_unit_0)``.
+# 3. Write a full backward hook ``clamp_grad_input(module, grad_input,
+#    grad_output)`` that returns ``grad_input`` clamped to ``[-1, 1]``, and
+#    check on ``ReluTimesFive`` that ``x.grad`` is then at most 1. Check:
+#    ``ht.exercises.check("07.3", clamp_grad_input)``.
 
 # %%
 # .. rst-class:: solution
@@ -503,20 +515,45 @@ assert torch.allclose(linear.weight.grad, plain_weight_grad)
 # the sigmoid's local derivative ``s * (1 - s)``, the chain rule for one
 # module.
 
+
+def backward_grads(module, x):
+    store = {}
+    with module.register_full_backward_hook(
+        lambda m, grad_input, grad_output: store.update(gi=grad_input[0], go=grad_output[0])
+    ):
+        module(x).sum().backward()
+    return store["gi"], store["go"]
+
+
 sigmoid = nn.Sigmoid()
 x = torch.randn(5, requires_grad=True)
-store = {}
-with sigmoid.register_full_backward_hook(
-    lambda m, grad_input, grad_output: store.update(gi=grad_input[0], go=grad_output[0])
-):
-    s = sigmoid(x)
-    s.sum().backward()
-print(torch.allclose(store["gi"], store["go"] * s.detach() * (1 - s.detach())))
+grad_input, grad_output = backward_grads(sigmoid, x)
+s = sigmoid(x).detach()
+print(torch.allclose(grad_input, grad_output * s * (1 - s)))
 
 # sphinx_gallery_start_ignore
 # "It prints True": grad_input[0] is grad_output[0] * s * (1 - s) (allclose: autograd's
 # sigmoid backward and this product may round differently)
-assert torch.allclose(store["gi"], store["go"] * s.detach() * (1 - s.detach()))
+assert torch.allclose(grad_input, grad_output * s * (1 - s))
+# sphinx_gallery_end_ignore
+
+ht.exercises.check("07.1", backward_grads)
+
+# sphinx_gallery_start_ignore
+from page_checks import assert_check  # docs/_ext: the build's checks
+
+
+# a hook whose parameters are named in the wrong order returns the two gradients swapped
+def backward_grads_swapped(module, x):
+    store = {}
+    with module.register_full_backward_hook(
+        lambda m, grad_output, grad_input: store.update(gi=grad_input[0], go=grad_output[0])
+    ):
+        module(x).sum().backward()
+    return store["gi"], store["go"]
+
+
+assert_check("07.1", backward_grads, backward_grads_swapped, "swapped")
 # sphinx_gallery_end_ignore
 
 # %%
@@ -550,6 +587,19 @@ assert torch.allclose(linear.weight.grad[0], inputs.sum(dim=0))
 assert bool((linear.weight.grad[0] != 0).all())
 # sphinx_gallery_end_ignore
 
+ht.exercises.check("07.2", keep_unit_0)
+
+# sphinx_gallery_start_ignore
+
+
+# a pre-hook that computes the masked gradient but does not return it changes nothing
+def keep_unit_0_without_return(module, grad_output):
+    grad_output[0] * torch.tensor([1.0, 0.0])
+
+
+assert_check("07.2", keep_unit_0, keep_unit_0_without_return, "returned_none")
+# sphinx_gallery_end_ignore
+
 # %%
 # .. rst-class:: solution
 #
@@ -571,7 +621,21 @@ print(x.grad)
 # sphinx_gallery_start_ignore
 # "It prints tensor([0., 1., 0., 1.]): the true gradient [0, 5, 0, 5], clamped to at most 1"
 assert x.grad.tolist() == [0.0, 1.0, 0.0, 1.0]
-from page_checks import assert_no_hooks_left  # docs/_ext: the build's check
+# sphinx_gallery_end_ignore
 
+ht.exercises.check("07.3", clamp_grad_input)
+
+# sphinx_gallery_start_ignore
+
+
+# clamping grad_output instead passes 1 on where the ReLU's gradient is 0
+def clamp_grad_output(module, grad_input, grad_output):
+    return tuple(g.clamp(-1.0, 1.0) for g in grad_output)
+
+
+assert_check("07.3", clamp_grad_input, clamp_grad_output, "used_grad_output")
+from page_checks import assert_exercises_checked, assert_no_hooks_left  # docs/_ext
+
+assert_exercises_checked()
 assert_no_hooks_left(globals())
 # sphinx_gallery_end_ignore

@@ -432,13 +432,23 @@ assert alive_with_detached == [False, False, False]
 # Exercises
 # ---------
 #
-# 1. Rewrite ``get_activation`` with ``ht.capture_activations`` and check with
-#    ``ht.count_hooks`` that five calls leave no hook.
-# 2. Register a forward hook and a full backward hook on ``clean_model.conv``
-#    inside one ``ht.HookGroup``, raise a ``ValueError`` inside the ``with``
-#    block, catch it outside, and check that no hook is left.
-# 3. Make ``inputs_still_alive`` store ``out.detach().clone()`` instead. Are
-#    the inputs kept alive? Why is that?
+# Exercises that ask for code come with a check that runs offline, in the
+# downloaded notebook or script: write your answer, then run the
+# ``ht.exercises.check(...)`` call that ends the exercise. The check says what
+# is wrong, or what is right, in the language of the download, and leaves no
+# hook behind; each solution ends with the same call. Exercises marked *in
+# words* ask why: they have no check.
+#
+# 1. Rewrite ``get_activation(model, layer_name, x)`` with
+#    ``ht.capture_activations`` and check with ``ht.count_hooks`` that five
+#    calls leave no hook. Check: ``ht.exercises.check("08.1", get_activation)``.
+# 2. Write ``hooks_then_error(module)``: it registers a forward hook and a full
+#    backward hook on ``module`` inside one ``ht.HookGroup`` and raises a
+#    ``ValueError`` inside the ``with`` block. Call it on ``clean_model.conv``,
+#    catch the error outside, and check that no hook is left. Check:
+#    ``ht.exercises.check("08.2", hooks_then_error)``.
+# 3. *In words:* make ``inputs_still_alive`` store ``out.detach().clone()``
+#    instead. Are the inputs kept alive? Why is that?
 
 # %%
 # .. rst-class:: solution
@@ -465,6 +475,26 @@ assert ht.count_hooks(clean_model) == {}
 assert get_activation(clean_model, "conv", x).shape == (1, 2, 4, 4)
 # sphinx_gallery_end_ignore
 
+ht.exercises.check("08.1", get_activation)
+
+# sphinx_gallery_start_ignore
+from page_checks import assert_check  # docs/_ext: the build's checks
+
+
+# the leaky helper at the top of the page, by layer name: every call leaves a hook
+def get_activation_leaky(model, layer_name, x):
+    store = {}
+    getattr(model, layer_name).register_forward_hook(
+        lambda m, args, out: store.update(activation=out.detach())
+    )
+    model(x)
+    return store["activation"]
+
+
+assert_check("08.1", get_activation, get_activation_leaky, "piled_up")
+assert ht.count_hooks(clean_model) == {}
+# sphinx_gallery_end_ignore
+
 # %%
 # .. rst-class:: solution
 #
@@ -475,12 +505,18 @@ assert get_activation(clean_model, "conv", x).shape == (1, 2, 4, 4)
 # sphinx_gallery_start_ignore
 error_message = None  # set by the except clause below
 # sphinx_gallery_end_ignore
-try:
+
+
+def hooks_then_error(module):
     with ht.HookGroup() as hooks:
-        hooks.forward(clean_model.conv, lambda m, args, out: None)
-        hooks.full_backward(clean_model.conv, lambda m, grad_in, grad_out: None)
+        hooks.forward(module, lambda m, args, out: None)
+        hooks.full_backward(module, lambda m, grad_in, grad_out: None)
         msg = "something went wrong"
         raise ValueError(msg)
+
+
+try:
+    hooks_then_error(clean_model.conv)
 except ValueError as error:
     print("caught:", error)
     # sphinx_gallery_start_ignore
@@ -491,7 +527,24 @@ print("no hook left after the error:", ht.count_hooks(clean_model) == {})
 # sphinx_gallery_start_ignore
 # "The error reaches the except clause ... and no hook is left": the group removed both
 assert error_message == "something went wrong"
-assert len(hooks) == 0
+assert ht.count_hooks(clean_model) == {}
+# sphinx_gallery_end_ignore
+
+ht.exercises.check("08.2", hooks_then_error)
+
+# sphinx_gallery_start_ignore
+
+
+# hooks registered on the module directly are not the group's: they stay
+def hooks_beside_the_group(module):
+    with ht.HookGroup():
+        module.register_forward_hook(lambda m, args, out: None)
+        module.register_full_backward_hook(lambda m, grad_in, grad_out: None)
+        msg = "something went wrong"
+        raise ValueError(msg)
+
+
+assert_check("08.2", hooks_then_error, hooks_beside_the_group, "outside_group")
 assert ht.count_hooks(clean_model) == {}
 # sphinx_gallery_end_ignore
 
@@ -510,7 +563,8 @@ print(alive_with_clone)
 # "It prints [False, False, False]: the inputs are freed, as with detach() alone"
 assert alive_with_clone == [False, False, False]
 assert alive_with_clone == alive_with_detached
-from page_checks import assert_no_hooks_left  # docs/_ext: the build's check
+from page_checks import assert_exercises_checked, assert_no_hooks_left  # docs/_ext
 
+assert_exercises_checked()
 assert_no_hooks_left(globals())
 # sphinx_gallery_end_ignore

@@ -290,13 +290,26 @@ assert summary.total_params == sum(p.numel() for p in cnn.parameters())
 # Exercises
 # ---------
 #
+# Exercises that ask for code come with a check that runs offline, in the
+# downloaded notebook or script: write your answer, then run the
+# ``ht.exercises.check(...)`` call that ends the exercise. The check says what
+# is wrong, or what is right, in the language of the download, and leaves no
+# hook behind; each solution ends with the same call.
+#
 # 1. Add an ``nn.Sequential`` inside ``model`` (for example
 #    ``nn.Sequential(nn.Linear(3, 2), nn.Sequential(nn.ReLU(), nn.Tanh()))``)
-#    and predict the order of the forward hooks before running the trace.
-# 2. Use ``register_module_forward_pre_hook`` to count how many module calls a
-#    forward pass of ``cnn`` makes, and compare with ``len(list(cnn.modules()))``.
-# 3. Call ``ht.trace(cnn, images, leaves_only=False)`` and find the row of the
-#    model itself. What is its output shape?
+#    and predict the order of the forward hooks before running the trace. For
+#    this example, write your prediction as a list of type names, one per
+#    module, the outer ``Sequential`` included. Check:
+#    ``ht.exercises.check("09.1", ["Linear", ...])``.
+# 2. Write ``module_calls(model, x)``: with
+#    ``register_module_forward_pre_hook``, it lists the modules that a forward
+#    pass of ``model`` calls, one entry per call. Compare the number of calls
+#    for ``cnn`` with ``len(list(cnn.modules()))``. Check:
+#    ``ht.exercises.check("09.2", module_calls)``.
+# 3. Write ``find_model_row(result)``, which finds the row of the model itself
+#    in the result of ``ht.trace(cnn, images, leaves_only=False)``. What is its
+#    output shape? Check: ``ht.exercises.check("09.3", find_model_row)``.
 
 # %%
 # .. rst-class:: solution
@@ -320,6 +333,20 @@ print(order)
 assert order == ["Linear", "ReLU", "Tanh", "Sequential", "Sequential"]
 # sphinx_gallery_end_ignore
 
+ht.exercises.check("09.1", ["Linear", "ReLU", "Tanh", "Sequential", "Sequential"])
+
+# sphinx_gallery_start_ignore
+from page_checks import assert_check  # docs/_ext: the build's checks
+
+# the order in which the modules start (pre-order), not the one in which they return
+assert_check(
+    "09.1",
+    ["Linear", "ReLU", "Tanh", "Sequential", "Sequential"],
+    ["Sequential", "Linear", "Sequential", "ReLU", "Tanh"],
+    "containers_first",
+)
+# sphinx_gallery_end_ignore
+
 # %%
 # .. rst-class:: solution
 #
@@ -332,13 +359,19 @@ assert order == ["Linear", "ReLU", "Tanh", "Sequential", "Sequential"]
 
 from torch.nn.modules.module import register_module_forward_pre_hook
 
-calls = []
-handle = register_module_forward_pre_hook(lambda m, args: calls.append(m))
-try:
-    with torch.no_grad():
-        cnn(images)
-finally:
-    handle.remove()
+
+def module_calls(model, x):
+    calls = []
+    handle = register_module_forward_pre_hook(lambda m, args: calls.append(m))
+    try:
+        with torch.no_grad():
+            model(x)
+    finally:
+        handle.remove()
+    return calls
+
+
+calls = module_calls(cnn, images)
 distinct = len({id(module) for module in calls})
 print("module calls:", len(calls), " distinct modules called:", distinct)
 print("modules of cnn:", len(list(cnn.modules())))
@@ -348,6 +381,13 @@ print("modules of cnn:", len(list(cnn.modules())))
 # module is called exactly once"
 assert len(calls) == distinct == len(list(cnn.modules())) == 15
 assert {id(m) for m in calls} == {id(m) for m in cnn.modules()}
+# sphinx_gallery_end_ignore
+
+ht.exercises.check("09.2", module_calls)
+
+# sphinx_gallery_start_ignore
+# counting the modules instead of the calls: a module called twice counts once
+assert_check("09.2", module_calls, lambda model, x: list(model.modules()), "counted_modules")
 # sphinx_gallery_end_ignore
 
 # %%
@@ -360,8 +400,13 @@ assert {id(m) for m in calls} == {id(m) for m in cnn.modules()}
 # shape per output, and the model's single output has shape ``(2, 5)``, one
 # row of five class scores for each of the two images.
 
+
+def find_model_row(result):
+    return next(row for row in result if row.name == "")
+
+
 full = ht.trace(cnn, images, leaves_only=False)
-model_row = next(row for row in full if row.name == "")
+model_row = find_model_row(full)
 print(model_row.type, model_row.output_shapes)
 
 # sphinx_gallery_start_ignore
@@ -373,7 +418,15 @@ assert (model_row.type, model_row.output_shapes) == ("SimpleCNN", ((2, 5),))
 # "one row of five class scores for each of the two images"
 assert images.shape[0] == 2
 assert cnn.fc.out_features == 5
-from page_checks import assert_no_hooks_left  # docs/_ext: the build's check
+# sphinx_gallery_end_ignore
 
+ht.exercises.check("09.3", find_model_row)
+
+# sphinx_gallery_start_ignore
+# the last row is the last module called, not the model
+assert_check("09.3", find_model_row, lambda result: result[-1], "wrong_row")
+from page_checks import assert_exercises_checked, assert_no_hooks_left  # docs/_ext
+
+assert_exercises_checked()
 assert_no_hooks_left(globals())
 # sphinx_gallery_end_ignore

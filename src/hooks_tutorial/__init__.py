@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
 
-from . import cam, data, detection, lm, metrics
+from . import cam, data, detection, exercises, lm, metrics
 from .cam import (
     CAM,
     EigenCAM,
@@ -101,6 +101,7 @@ __all__ = [
     "detect_anomalies",
     "detection",
     "evaluate",
+    "exercises",
     "fit",
     "lm",
     "make_shapes",

@@ -35,7 +35,7 @@ def solution(n: int, prose: str, output: str) -> str:
     )
 
 
-def build(tmp_path: Path, body: str) -> tuple[str, str]:
+def build(tmp_path: Path, body: str, name: str = "page") -> tuple[str, str]:
     """Build one page under auto_examples/ with the extension; its HTML and the warnings."""
     source = tmp_path / "source"
     (source / "auto_examples").mkdir(parents=True)
@@ -44,9 +44,9 @@ def build(tmp_path: Path, body: str) -> tuple[str, str]:
         encoding="utf-8",
     )
     (source / "index.rst").write_text(
-        "Home\n====\n\n.. toctree::\n\n   auto_examples/page\n", encoding="utf-8"
+        f"Home\n====\n\n.. toctree::\n\n   auto_examples/{name}\n", encoding="utf-8"
     )
-    (source / "auto_examples" / "page.rst").write_text(
+    (source / "auto_examples" / f"{name}.rst").write_text(
         f"Page\n====\n\nExercises\n---------\n\n{body}", encoding="utf-8"
     )
     html = tmp_path / "html"
@@ -56,7 +56,7 @@ def build(tmp_path: Path, body: str) -> tuple[str, str]:
         text=True,
         check=True,
     )
-    return (html / "auto_examples" / "page.html").read_text(encoding="utf-8"), run.stderr
+    return (html / "auto_examples" / f"{name}.html").read_text(encoding="utf-8"), run.stderr
 
 
 def test_each_solution_folds_with_its_code_and_output(tmp_path: Path) -> None:
@@ -91,6 +91,44 @@ def test_one_solution_per_exercise(tmp_path: Path) -> None:
 def test_exercises_without_solutions_are_a_warning(tmp_path: Path) -> None:
     _, warnings = build(tmp_path, "1. One.\n\n.. dropdown:: Solutions\n\n   Static code.\n")
     assert "exercises without solutions" in warnings
+
+
+HOW = "Run the ``ht.exercises.check(...)`` call that ends the exercise.\n\n"
+
+
+def test_each_code_exercise_shows_its_check(tmp_path: Path) -> None:
+    """Page 5's exercises as hooks_tutorial.exercises knows them: 1 and 3 code, 2 in words."""
+    items = (
+        '1. A hook. Check: ``ht.exercises.check("05.1", print_stats)``.\n'
+        "2. *In words:* why?\n"
+        '3. A function. Check: ``ht.exercises.check("05.3", conv_and_relu)``.\n\n'
+    )
+    answers = "".join(solution(n, "Done.", "ok") for n in (1, 2, 3))
+    _, warnings = build(tmp_path, HOW + items + answers, name="plot_05_forward_hooks")
+    assert warnings == ""
+
+
+def test_a_missing_or_misplaced_check_is_a_warning(tmp_path: Path) -> None:
+    items = (
+        "1. A hook.\n"
+        '2. *In words:* why? ``ht.exercises.check("05.2", f)``\n'
+        '3. A function. Check: ``ht.exercises.check("05.1", conv_and_relu)``.\n'
+        "4. One more.\n\n"
+    )
+    answers = "".join(solution(n, "Done.", "ok") for n in (1, 2, 3, 4))
+    _, warnings = build(tmp_path, items + answers, name="plot_05_forward_hooks")
+    assert 'exercise 05.1 has a check: end its item with ``ht.exercises.check("05.1"' in warnings
+    assert "exercise 05.2 is answered in words, but its item shows a check" in warnings
+    assert "exercise 05.3 has a check" in warnings
+    assert "found ['05.1']" in warnings
+    assert "exercise 05.4 has no check in hooks_tutorial.exercises" in warnings
+    assert "say under 'Exercises', before the list, how to run the checks" in warnings
+
+
+def test_pages_the_library_does_not_know_are_left_alone(tmp_path: Path) -> None:
+    body = "1. One.\n\n" + solution(1, "Done.", "ok")
+    _, warnings = build(tmp_path, body, name="plot_99_unknown")
+    assert warnings == ""
 
 
 def test_a_solution_needs_its_bold_title(tmp_path: Path) -> None:

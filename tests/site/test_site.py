@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+import sys
 import zipfile
 from html import unescape
 from pathlib import Path
@@ -18,6 +19,9 @@ import pytest
 from babel.messages.pofile import read_po
 from sitecheck import EXAMPLES, HTML, prose
 from sphinx_gallery.py_source_parser import remove_ignore_blocks
+
+sys.path.insert(0, str(Path(__file__).parents[2] / "docs" / "_ext"))
+from download_language import marked_script  # docs/_ext, put on the path above
 
 
 def _text(path: Path) -> str:
@@ -158,10 +162,12 @@ def _untranslated(english: list[str], chinese: list[str], kept: set[str]) -> lis
 
 @pytest.mark.parametrize("page", _pages())
 def test_english_downloads_are_the_examples(page: str) -> None:
-    """The page's script, without the hidden checks (ignore blocks) that the build runs."""
+    """The page's script, without the hidden checks (ignore blocks) that the build runs, and
+    with the line that tells the exercise checks its language."""
     script = EXAMPLES / f"{page.removeprefix('auto_examples/')}.py"
     python = _download("en", page, "python")
-    assert python.decode("utf-8") == remove_ignore_blocks(script.read_text(encoding="utf-8"))
+    expected = remove_ignore_blocks(script.read_text(encoding="utf-8"))
+    assert python.decode("utf-8") == marked_script(expected, "en")
     assert b"sphinx_gallery_start_ignore" not in python
     assert b"sphinx_gallery_start_ignore" not in _download("en", page, "jupyter")
     assert _cjk(" ".join(_cells(_download("en", page, "jupyter"), "markdown"))) == 0
@@ -195,6 +201,25 @@ def test_chinese_downloads_translate_prose_only(page: str, tmp_path: Path) -> No
     with zipfile.ZipFile(archive) as zipped:
         assert zipped.read(f"{name}.py") == zh_py
         assert zipped.read(f"{name}.ipynb") == zh_nb
+
+
+@pytest.mark.parametrize("page", _pages())
+def test_downloads_tell_the_exercise_checks_their_language(page: str, tmp_path: Path) -> None:
+    """hooks_tutorial.exercises reads the language from the script or notebook it runs in."""
+    from hooks_tutorial.exercises._language import (  # noqa: PLC0415 - the reader's side
+        NOTEBOOK_KEY,
+        _from_notebook,
+        _from_script,
+    )
+
+    for language in ("en", "zh_CN"):
+        script = tmp_path / f"{language}.py"
+        script.write_bytes(_download(language, page, "python"))
+        assert _from_script(str(script)) == language
+        notebook = tmp_path / f"{language}.ipynb"
+        notebook.write_bytes(_download(language, page, "jupyter"))
+        assert json.loads(notebook.read_bytes())["metadata"][NOTEBOOK_KEY] == language
+        assert _from_notebook(str(notebook)) == language
 
 
 def test_prose_checks_fail_on_english_left_behind() -> None:
