@@ -232,6 +232,33 @@ def size_images(html: str, image_size: Callable[[str], tuple[int, int] | None]) 
     return _IMG.sub(fix, html)
 
 
+_GALLERY_IMG = re.compile(r'<img\b[^>]*\bclass\s*=\s*"sphx-glr-(?:single|multi)-img"[^>]*>')
+_SRCSET = re.compile(r'\bsrcset\s*=\s*"([^"]*)"')
+_SRC = re.compile(r'\bsrc\s*=\s*"([^"]*)"')
+
+
+def link_figures(html: str) -> str:
+    """Make each gallery figure (sphinx-gallery's ``<img>``) a link to its largest file.
+
+    The largest is the last ``srcset`` candidate (``..._2_00x.webp 2.00x``), else
+    ``src``. The link's name is the image's alt text; Enter opens it like a tap.
+    """
+
+    def wrap(match: re.Match[str]) -> str:
+        tag = match.group()
+        if html.rfind("<a ", 0, match.start()) > html.rfind("</a>", 0, match.start()):
+            return tag  # already inside a link
+        srcset = _SRCSET.search(tag)
+        candidates = [c.split()[0] for c in srcset.group(1).split(",") if c.strip()] if srcset else []
+        src = _SRC.search(tag)
+        target = candidates[-1] if candidates else (src.group(1) if src else None)
+        if target is None:
+            return tag
+        return f'<a class="sphx-glr-figure-link" href="{target}">{tag}</a>'
+
+    return _GALLERY_IMG.sub(wrap, html)
+
+
 def _sizer(page: Path) -> Callable[[str], tuple[int, int] | None]:
     from PIL import Image  # noqa: PLC0415  (matplotlib brings Pillow)
 
@@ -252,7 +279,7 @@ def size_all_images(app: Any, exception: Exception | None) -> None:
         return
     for page in Path(app.outdir).rglob("*.html"):
         text = page.read_text(encoding="utf-8")
-        fixed = size_images(text, _sizer(page))
+        fixed = link_figures(size_images(text, _sizer(page)))
         if fixed != text:
             page.write_text(fixed, encoding="utf-8")
 

@@ -135,3 +135,19 @@ def test_a_grid_at_the_phone_width_passes_and_hidden_texts_do_not_count(tmp_path
     assert little["shown_width"] == 300
     assert min(t["px"] for t in little["texts"]) == pytest.approx(10 * 100 / 72, abs=0.01)
     plt.close("all")
+
+
+def test_each_gallery_figure_links_to_its_largest_image() -> None:
+    img = (
+        '<img src="../_images/a.webp" srcset="../_images/a.webp, ../_images/a_2_00x.webp 2.00x"'
+        ' alt="image, Grad-CAM" class = "sphx-glr-single-img" width="358" height="200"/>'
+    )
+    other = '<img src="logo.svg" alt="logo"/>'
+    html = f"<p>{img}</p>{other}"
+    linked = figures.link_figures(html)
+    assert linked == (
+        f'<p><a class="sphx-glr-figure-link" href="../_images/a_2_00x.webp">{img}</a></p>{other}'
+    )
+    assert figures.link_figures(linked) == linked  # once only
+    single = '<img src="b.webp" alt="b" class="sphx-glr-multi-img"/>'
+    assert figures.link_figures(single) == f'<a class="sphx-glr-figure-link" href="b.webp">{single}</a>'
