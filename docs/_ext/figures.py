@@ -53,9 +53,10 @@ PHONE_COLUMN = 358
 # CSS px: the smallest font size (the em, as CSS font-size) a figure's text may have there;
 # the page's own text is 16 px and its code 14 px (issue 33, item 2: "about 9 px")
 MIN_TEXT_PX = 9.0
-# CSS px: the narrowest an image panel (an Axes showing an image) may be there; page 17's
-# six-panel strip had panels 57 px wide
-MIN_PANEL_PX = 100.0
+# CSS px: the narrowest an image panel (an Axes showing an image) may be there: a fifth of
+# the column, so at most four panels across, with room for labels and a colorbar (page
+# 17's six-panel strip had panels 57 px wide)
+MIN_PANEL_PX = 72.0
 MEASURES = ".phone.json"  # the measurements' file, beside the image: <image>.phone.json
 
 

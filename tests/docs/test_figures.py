@@ -110,7 +110,7 @@ def test_a_wide_strip_of_panels_is_unreadable_on_a_phone(tmp_path: Path) -> None
     # 6 titles and 48 tick labels (0, 2, 4, 6 on both axes of each panel)
     assert problems[0].startswith("54 texts under 9 CSS px")
     assert "'method 0' 4.7 px" in problems[0]
-    assert "6 image panels under 100 CSS px" in problems[1]
+    assert f"6 image panels under {figures.MIN_PANEL_PX:g} CSS px" in problems[1]
     plt.close("all")
 
 
