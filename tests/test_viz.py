@@ -148,7 +148,8 @@ def test_plot_cams_wraps_each_images_panels_into_rows_of_max_columns() -> None:
     assert titles[:6] == ["image", "m0", "m1", "m2", "m3", ""]
     assert titles[6:] == titles[:6]
     assert [panels[0].get_ylabel(), panels[6].get_ylabel()] == ["a", "b"]
-    assert not panels[5].axison and not panels[11].axison
+    assert not panels[5].axison
+    assert not panels[11].axison
     assert all(len(ax.images) == 1 for ax in panels if ax.axison)
     wide = plot_cams(torch.rand(1, 3, 8, 8), {"m": torch.rand(1, 8, 8)}, max_columns=3)
     assert len(wide.axes) == 2 + 1  # fewer panels than max_columns: one row, as before

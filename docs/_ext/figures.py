@@ -161,10 +161,9 @@ class WebFigures:
         return f"WebFigures(max_width={MAX_WIDTH}, webp={WEBP})"
 
     def __call__(self, block: Any, block_vars: dict[str, Any], gallery_conf: dict[str, Any]) -> str:
+        import matplotlib.pyplot as plt  # noqa: PLC0415
         from PIL import Image  # noqa: PLC0415  (matplotlib brings Pillow)
         from sphinx_gallery.scrapers import matplotlib_scraper  # noqa: PLC0415
-
-        import matplotlib.pyplot as plt  # noqa: PLC0415
 
         numbers = plt.get_fignums()  # the scraper saves them in this order
         with _recording() as seen:
@@ -250,7 +249,9 @@ def link_figures(html: str) -> str:
         if html.rfind("<a ", 0, match.start()) > html.rfind("</a>", 0, match.start()):
             return tag  # already inside a link
         srcset = _SRCSET.search(tag)
-        candidates = [c.split()[0] for c in srcset.group(1).split(",") if c.strip()] if srcset else []
+        candidates = (
+            [c.split()[0] for c in srcset.group(1).split(",") if c.strip()] if srcset else []
+        )
         src = _SRC.search(tag)
         target = candidates[-1] if candidates else (src.group(1) if src else None)
         if target is None:
@@ -288,7 +289,7 @@ def size_all_images(app: Any, exception: Exception | None) -> None:
 _FIGURE = re.compile(r"^\s*\.\. image-sg:: (/\S+\.webp)\s*$", re.MULTILINE)
 
 
-def check_phone_figures(app: Any, env: Any) -> None:
+def check_phone_figures(app: Any, env: Any) -> None:  # noqa: ARG001  (the event's signature)
     """Warn for each gallery figure whose text or panels are too small on a phone.
 
     Reads the figures each gallery page shows (``image-sg`` in its generated

@@ -84,8 +84,7 @@ def _scrape(tmp_path: Path, figure_count: int = 1) -> list[dict[str, object]]:
     }
     figures.WebFigures()(None, {"image_path_iterator": iter(names)}, conf)
     return [
-        json.loads(Path(name).with_suffix(".webp" + figures.MEASURES).read_text())
-        for name in names
+        json.loads(Path(name).with_suffix(".webp" + figures.MEASURES).read_text()) for name in names
     ]
 
 
@@ -95,7 +94,7 @@ def test_a_wide_strip_of_panels_is_unreadable_on_a_phone(tmp_path: Path) -> None
     import numpy as np  # noqa: PLC0415
 
     plt.close("all")
-    fig, axes = plt.subplots(1, 6, figsize=(12.6, 2.2), layout="constrained")
+    _, axes = plt.subplots(1, 6, figsize=(12.6, 2.2), layout="constrained")
     for n, ax in enumerate(axes):
         ax.imshow(np.zeros((8, 8)))
         ax.set_title(f"method {n}")
@@ -150,4 +149,7 @@ def test_each_gallery_figure_links_to_its_largest_image() -> None:
     )
     assert figures.link_figures(linked) == linked  # once only
     single = '<img src="b.webp" alt="b" class="sphx-glr-multi-img"/>'
-    assert figures.link_figures(single) == f'<a class="sphx-glr-figure-link" href="b.webp">{single}</a>'
+    assert (
+        figures.link_figures(single)
+        == f'<a class="sphx-glr-figure-link" href="b.webp">{single}</a>'
+    )
