@@ -146,7 +146,7 @@ def phone_problems(measures: dict[str, Any]) -> list[str]:
     if narrow:
         problems.append(
             f"{len(narrow)} image panels under {MIN_PANEL_PX:g} CSS px wide on a 390 px "
-            f"phone (the narrowest {narrow[0]:.0f} px): fewer panels per row"
+            f"phone (the narrowest {narrow[0]:.1f} px): fewer panels per row"
         )
     return problems
 

@@ -414,10 +414,10 @@ multi_second = multilabel_cam(two.images[rows], target=second[rows])
 ht.plot_cams(
     two.images[rows],
     {
-        "chapter's,\nfirst": maps_first[rows],
-        "chapter's,\nsecond": maps_second[rows],
-        "multi-label,\nfirst": multi_first,
-        "multi-label,\nsecond": multi_second,
+        "chapter's, 1st": maps_first[rows],
+        "chapter's, 2nd": maps_second[rows],
+        "multi-label, 1st": multi_first,
+        "multi-label, 2nd": multi_second,
     },
     labels=[f"{classes[first[i]]} + {classes[second[i]]}" for i in rows],
     panel_size=1.6,

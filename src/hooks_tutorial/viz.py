@@ -283,14 +283,17 @@ def plot_cams(
     per_image = len(columns) + (1 if show_images else 0)  # panels of one image
     n_cols = min(per_image, max_columns or per_image)
     rows_per_image = -(-per_image // n_cols)  # ceiling division
+    n_rows = n * rows_per_image
+    titled_rows = n_rows if rows_per_image > 1 else 1
     fig = plt.figure(
+        # room for the titles too, so that they do not shrink the panels
         figsize=(
             panel_size * n_cols + (0.6 if colorbar else 0.0),
-            panel_size * n * rows_per_image,
+            panel_size * n_rows + 0.3 * titled_rows,
         ),
         layout="constrained",
     )
-    axes = fig.subplots(n * rows_per_image, n_cols, squeeze=False)
+    axes = fig.subplots(n_rows, n_cols, squeeze=False)
     for ax in axes.flat:
         ax.set_xticks([])
         ax.set_yticks([])
