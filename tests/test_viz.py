@@ -142,7 +142,8 @@ def test_plot_cams_wraps_each_images_panels_into_rows_of_max_columns() -> None:
     panels = fig.axes[:-1]  # the colorbar last
     assert len(panels) == 2 * 2 * 3  # two images, two rows of three each
     width, height = fig.get_size_inches()
-    assert (width, height) == pytest.approx((2.0 * 3 + 0.6, 2.0 * 4 + 0.3 * 4))  # 4 title rows
+    # labels at the left, four rows of titles, the colorbar below
+    assert (width, height) == pytest.approx((2.0 * 3 + 0.3, 2.0 * 4 + 0.3 * 4 + 0.7))
     titles = [ax.get_title() for ax in panels]
     # every panel is titled (a wrapped row has no column header); one spare cell per image
     assert titles[:6] == ["image", "m0", "m1", "m2", "m3", ""]

@@ -218,7 +218,7 @@ def plot_cams(
     show_images : bool, default True
         Add a first column with the plain images.
     colorbar : bool, default True
-        Add one colorbar for the map values in [0, 1].
+        Add one colorbar, below the panels, for the map values in [0, 1].
     max_columns : int, optional
         At most this many panels side by side: each image's panels (its
         picture, then its maps) go on in the next rows, each panel with its
@@ -286,10 +286,11 @@ def plot_cams(
     n_rows = n * rows_per_image
     titled_rows = n_rows if rows_per_image > 1 else 1
     fig = plt.figure(
-        # room for the titles too, so that they do not shrink the panels
+        # room for the labels, the titles and the colorbar (below the panels, where it takes
+        # no width: a phone's screen is narrow), so that they do not shrink the panels
         figsize=(
-            panel_size * n_cols + (0.6 if colorbar else 0.0),
-            panel_size * n_rows + 0.3 * titled_rows,
+            panel_size * n_cols + (0.3 if labels is not None else 0.0),
+            panel_size * n_rows + 0.3 * titled_rows + (0.7 if colorbar else 0.0),
         ),
         layout="constrained",
     )
@@ -318,5 +319,5 @@ def plot_cams(
             axes[index * rows_per_image, 0].set_ylabel(labels[index])
     if colorbar:
         mappable = ScalarMappable(norm=Normalize(0.0, 1.0), cmap=_colormap(colormap))
-        fig.colorbar(mappable, ax=axes, shrink=0.8, label="relevance")
+        fig.colorbar(mappable, ax=axes, location="bottom", shrink=0.6, label="relevance")
     return fig
