@@ -213,7 +213,7 @@ del unused, in_block, peer_cam
 with torch.no_grad():
     predicted = model(images).argmax(dim=1)
 labels = [
-    f"{classes[t]} -> {classes[p]}" for t, p in zip(test.labels[:4], predicted[:4], strict=True)
+    f"{classes[t]}\n-> {classes[p]}" for t, p in zip(test.labels[:4], predicted[:4], strict=True)
 ]
 ht.plot_cams(images[:4], {"Grad-CAM": maps[:4]}, labels=labels)
 plt.show()

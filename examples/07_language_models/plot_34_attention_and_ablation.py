@@ -180,8 +180,10 @@ for block in range(3):
     for head, ax in enumerate(axes.flat):
         ax.imshow(patterns[block][0, head], cmap="viridis", vmin=0, vmax=1)
         ax.set_title(f"head {head}")
-    axes[1, 0].set_xticks(range(15), words, rotation=90, fontsize=9)
+    axes[1, 0].set_xticks(range(15), words, fontsize=9)
     axes[1, 0].set_yticks(range(15), words, fontsize=9)
+    for ax in axes[1]:
+        ax.tick_params(axis="x", labelrotation=90)
     fig.suptitle(f"Block {block}: attention patterns (rows read from columns)")
     plt.show()
 
