@@ -175,8 +175,9 @@ html_math_renderer = "mathml"  # docs/_ext/mathml.py
 html_title = "hooks-tutorial"
 html_static_path = ["_static"]
 html_css_files = ["custom.css"]
-# code blocks: long lines wrap with a hanging indent, and a wrap toggle (issue 33, item 2)
-html_js_files = [("code-wrap.js", {"defer": "defer"})]
+# code blocks: long lines wrap with a hanging indent, and a wrap toggle (issue 33, item 2);
+# deferred by docs/_ext/light.py like the other scripts (but on the search page)
+html_js_files = ["code-wrap.js"]
 html_favicon = "_static/favicon.svg"
 html_baseurl = "https://hooks-tutorial.readthedocs.io/"
 html_last_updated_fmt = None
