@@ -227,7 +227,8 @@ def e2e(session: nox.Session) -> None:
     or request to another host; then the root page, the language switcher,
     search, dark mode, the 404 page, the Chinese downloads, the cheat sheet on
     a phone and printed on A4, the feedback link, keyboard use and visible
-    focus. (Language, alt text, links, images and downloads of every
+    focus, and figures, tables and code on a 390 x 844 phone and a 1366 x 768
+    laptop (e2e/test_phone.py). (Language, alt text, links, images and downloads of every
     page are checked without a browser by ``nox -s docs``.) Installs Debian's
     Chromium (and Node.js) with apt-get when missing (as root), axe-core with
     ``npm ci`` (pinned in e2e/package-lock.json) and pytest-playwright, which

@@ -55,6 +55,7 @@ extensions = [
     "bilingual",  # docs/_ext/bilingual.py: switcher, site URLs, zh search fix, zh downloads
     "notebooks",  # docs/_ext/notebooks.py: notebook prose as Markdown (pandoc)
     "figures",  # docs/_ext/figures.py: WebP figures at the shown size; img width/height
+    "tables",  # docs/_ext/tables.py: table cells named by their header (cards on a phone)
     "provenance",  # docs/_ext/provenance.py: each page's versions, run time and memory
     "api_examples",  # docs/_ext/api_examples.py: API pages list the tutorials that use them
     "light",  # docs/_ext/light.py: deferred scripts, icon font cut to the icons used
@@ -252,6 +253,9 @@ html_math_renderer = "mathml"  # docs/_ext/mathml.py
 html_title = "hooks-tutorial"
 html_static_path = ["_static"]
 html_css_files = ["custom.css"]
+# code blocks: long lines wrap with a hanging indent, and a wrap toggle (issue 33, item 2);
+# deferred by docs/_ext/light.py like the other scripts (but on the search page)
+html_js_files = ["code-wrap.js"]
 html_favicon = "_static/favicon.svg"
 html_baseurl = "https://hooks-tutorial.readthedocs.io/"
 html_last_updated_fmt = None

@@ -12,6 +12,7 @@ ROOT = Path(__file__).parents[1]
 HTML = ROOT / "docs" / "_build" / "html"
 EXAMPLES = ROOT / "examples"
 LANGUAGES = ("en", "zh_CN")
+CJK = re.compile(r"[\u4e00-\u9fff]")  # a Chinese character
 # the browser contexts: a reader's desktop browser (tests may override each option)
 READER: dict[str, Any] = {"locale": "en-US", "viewport": {"width": 1280, "height": 900}}
 GALLERY_PAGES = [

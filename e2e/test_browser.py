@@ -19,9 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from builtsite import EXAMPLES, GALLERY_PAGES, HTML
-
-CJK = re.compile(r"[\u4e00-\u9fff]")
+from builtsite import CJK, EXAMPLES, GALLERY_PAGES, HTML
 
 
 @pytest.mark.parametrize(

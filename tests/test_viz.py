@@ -136,6 +136,28 @@ def test_plot_cams_options_and_list_of_images() -> None:
     assert len(one.axes) == 3
 
 
+def test_plot_cams_wraps_each_images_panels_into_rows_of_max_columns() -> None:
+    maps = {f"m{k}": torch.rand(2, 8, 8) for k in range(4)}  # image + 4 maps: 5 panels
+    fig = plot_cams(torch.rand(2, 3, 8, 8), maps, labels=["a", "b"], max_columns=3)
+    panels = fig.axes[:-1]  # the colorbar last
+    assert len(panels) == 2 * 2 * 3  # two images, two rows of three each
+    width, height = fig.get_size_inches()
+    # labels at the left, four rows of titles, the colorbar below
+    assert (width, height) == pytest.approx((2.0 * 3 + 0.3, 2.0 * 4 + 0.3 * 4 + 0.7))
+    titles = [ax.get_title() for ax in panels]
+    # every panel is titled (a wrapped row has no column header); one spare cell per image
+    assert titles[:6] == ["image", "m0", "m1", "m2", "m3", ""]
+    assert titles[6:] == titles[:6]
+    assert [panels[0].get_ylabel(), panels[6].get_ylabel()] == ["a", "b"]
+    assert not panels[5].axison
+    assert not panels[11].axison
+    assert all(len(ax.images) == 1 for ax in panels if ax.axison)
+    wide = plot_cams(torch.rand(1, 3, 8, 8), {"m": torch.rand(1, 8, 8)}, max_columns=3)
+    assert len(wide.axes) == 2 + 1  # fewer panels than max_columns: one row, as before
+    with pytest.raises(ValueError, match="max_columns must be at least 1, got 0"):
+        plot_cams(torch.rand(1, 3, 8, 8), {"m": torch.rand(1, 8, 8)}, max_columns=0)
+
+
 def test_plot_cams_errors() -> None:
     with pytest.raises(ValueError, match="cams_by_method is empty"):
         plot_cams(torch.rand(2, 3, 8, 8), {})

@@ -58,13 +58,12 @@ print("train images:", tuple(train_data.images.shape))
 print("validation images:", tuple(val_data.images.shape))
 print("classes:", train_data.classes)
 
-fig, axes = plt.subplots(1, 5, figsize=(8, 2))
-for ax, image, label in zip(axes, train_data.images, train_data.labels, strict=False):
+fig, axes = plt.subplots(2, 3, figsize=(5.2, 4), layout="constrained")
+for ax, image, label in zip(axes.flat, train_data.images, train_data.labels, strict=False):
     ax.imshow(image.permute(1, 2, 0).numpy())
     ax.set_title(train_data.classes[label])
     ax.axis("off")
-fig.suptitle("Training images (the cue is the small square in a corner)")
-fig.tight_layout()
+fig.suptitle("Training images\n(the cue is the small square in a corner)")
 plt.show()
 
 # %%
@@ -206,7 +205,7 @@ assert len(history["val_accuracy"]) == 6
 # %%
 # That is all a loss and accuracy plot needs.
 
-fig, (ax_loss, ax_acc) = plt.subplots(1, 2, figsize=(8, 3.2))
+fig, (ax_loss, ax_acc) = plt.subplots(1, 2, figsize=(5.2, 3), layout="constrained")
 ax_loss.plot(history.epochs, history["loss"], marker="o", label="train")
 ax_loss.plot(history.epochs, history["val_loss"], marker="o", label="validation")
 ax_loss.set(xlabel="epoch", ylabel="cross-entropy loss", title="Loss")
@@ -215,7 +214,6 @@ ax_acc.plot(history.epochs, history["accuracy"], marker="o", label="train")
 ax_acc.plot(history.epochs, history["val_accuracy"], marker="o", label="validation")
 ax_acc.set(xlabel="epoch", ylabel="accuracy", title="Accuracy", ylim=(0, 1.05))
 ax_acc.legend()
-fig.tight_layout()
 plt.show()
 
 # %%

@@ -372,16 +372,17 @@ assert count_hooks(edge_net).total == 0
 # explains it.)
 
 titles = ["vertical edges", "horizontal edges", "Laplacian", "blur"]
-fig, axes = plt.subplots(1, 5, figsize=(12, 2.8))
-axes[0].imshow(image.permute(1, 2, 0))
-axes[0].set_title("input image", fontsize=9)
-for ax, channel, title in zip(axes[1:], captured, titles, strict=True):
+fig, axes = plt.subplots(2, 3, figsize=(5.2, 4), layout="constrained")
+axes[0, 0].imshow(image.permute(1, 2, 0))
+axes[0, 0].set_title("input image")
+for ax, channel, title in zip(axes.flat[1:], captured, titles, strict=False):
     ax.imshow(channel, cmap="viridis")
-    ax.set_title(f"conv channel: {title}", fontsize=9)
-for ax in axes:
+    ax.set_title(title)
+for ax in axes.flat:
     ax.set_xticks([])
     ax.set_yticks([])
-fig.tight_layout()
+axes[1, 2].axis("off")
+fig.suptitle("The conv layer's output channels")
 plt.show()
 
 # %%

@@ -316,10 +316,10 @@ del plain_output, hooked_output
 # sphinx_gallery_end_ignore
 
 # %%
-# A figure of the two measurements: memory on the left, gradient error per
-# parameter on the right (log scale).
+# A figure of the two measurements: memory at the top, gradient error per
+# parameter below it (log scale).
 
-fig, (ax_memory, ax_error) = plt.subplots(1, 2, figsize=(9, 3.5))
+fig, (ax_memory, ax_error) = plt.subplots(2, 1, figsize=(5.2, 6.4), layout="constrained")
 ax_memory.bar(
     ["float32\n(default)", "float16,\nbatch left alone", "float16,\nbatch copied too"],
     [default_bytes, float16_bytes, batch_too_bytes],
@@ -332,7 +332,6 @@ ax_error.set_yscale("log")
 ax_error.set_ylabel("relative gradient error")
 ax_error.set_title("Cost of float16 storage")
 ax_error.tick_params(axis="x", rotation=45)
-fig.tight_layout()
 plt.show()
 
 # %%

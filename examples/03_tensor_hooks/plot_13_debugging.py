@@ -352,7 +352,7 @@ assert relu_stats["ReLU 7"]["zero fraction"] == negative_bias, relu_stats["ReLU 
 
 names = list(relu_stats)
 positions = np.arange(len(names))
-fig, ax = plt.subplots(figsize=(6, 3.5))
+fig, ax = plt.subplots(figsize=(5.2, 3.5), layout="constrained")
 ax.bar(
     positions - 0.2,
     [s["zero fraction"] for s in relu_stats.values()],
@@ -372,7 +372,6 @@ ax.set_ylim(0, 1)
 ax.set_ylabel("fraction")
 ax.set_title("ReLU activity per layer (batch of 512)")
 ax.legend()
-fig.tight_layout()
 plt.show()
 
 # %%
@@ -459,7 +458,7 @@ assert not np.isfinite(large[:, 4]).any(), large[:, 4]
 # more than ten-thousandfold from step 1 to step 4 and overflows at step 5
 # (non-finite values are not drawn).
 
-fig, axes = plt.subplots(1, 2, figsize=(9, 3.5), sharey=True)
+fig, axes = plt.subplots(2, 1, figsize=(5.2, 6.4), sharex=True, sharey=True, layout="constrained")
 colors = plt.cm.viridis(np.linspace(0, 0.9, len(runs[0.01])))
 for ax, (lr, history) in zip(axes, runs.items(), strict=True):
     for color, (name, values) in zip(colors, history.items(), strict=True):
@@ -475,11 +474,10 @@ for ax, (lr, history) in zip(axes, runs.items(), strict=True):
         )
     ax.set_yscale("log")
     ax.set_xticks(range(1, 9))
-    ax.set_xlabel("training step")
+    ax.set_ylabel("gradient norm of the weight")
     ax.set_title(f"learning rate {lr}")
-axes[0].set_ylabel("gradient norm of the weight")
-axes[1].legend(fontsize=7, ncol=2)
-fig.tight_layout()
+axes[1].set_xlabel("training step")
+axes[1].legend(ncol=2)
 plt.show()
 
 # %%

@@ -323,7 +323,7 @@ assert extra_per_step / 19 / batch_bytes == 1.0
 # layer saved it to compute its weight gradient later. The figure shows the
 # two lines.
 
-fig, ax = plt.subplots(figsize=(6, 3.5))
+fig, ax = plt.subplots(figsize=(5.2, 3.5), layout="constrained")
 steps = range(1, len(with_graph) + 1)
 ax.plot(steps, [b / 2**20 for b in with_graph], marker="o", label="append(output)")
 ax.plot(steps, [b / 2**20 for b in detached], marker="s", label="append(output.detach())")
@@ -332,7 +332,6 @@ ax.set_xlabel("forward passes")
 ax.set_ylabel("tensor memory kept alive (MiB)")
 ax.set_title("Storing outputs without detach keeps the graph")
 ax.legend()
-fig.tight_layout()
 plt.show()
 
 # %%

@@ -76,9 +76,9 @@ assert train.classes == ("circle", "square", "triangle", "star", "cross")
 # mask outlined and its box drawn: this is the ground truth that later pages
 # compare heatmaps with.
 
-fig, axes = plt.subplots(2, 6, figsize=(12, 4.4))
+fig, axes = plt.subplots(2, 3, figsize=(5.2, 3.8), layout="constrained")
 fig.patch.set_facecolor("white")
-for i in range(6):
+for i in range(3):
     picture = train.images[i].permute(1, 2, 0).numpy()  # [H, W, 3]
     name = train.classes[int(train.labels[i])]
     axes[0, i].imshow(picture)
@@ -94,7 +94,6 @@ for i in range(6):
 for ax in axes.flat:
     ax.set_xticks([])
     ax.set_yticks([])
-fig.tight_layout()
 plt.show()
 
 # %%
@@ -242,8 +241,8 @@ assert moved > 0
 # %%
 # The history holds one value per epoch for each log key, ready to plot:
 
-fig, (ax_loss, ax_acc) = plt.subplots(1, 2, figsize=(9, 3.2))
-fig.suptitle("Training and validation loss and accuracy per epoch")
+fig, (ax_loss, ax_acc) = plt.subplots(1, 2, figsize=(5.2, 3.2), layout="constrained")
+fig.suptitle("Training and validation loss and accuracy")
 fig.patch.set_facecolor("white")
 ax_loss.plot(history.epochs, history["loss"], "o-", label="train")
 ax_loss.plot(history.epochs, history["val_loss"], "s--", label="validation")
@@ -258,7 +257,6 @@ ax_acc.set_ylabel("accuracy")
 ax_acc.set_xticks(history.epochs)
 ax_acc.set_ylim(0, 1)
 ax_acc.legend()
-fig.tight_layout()
 plt.show()
 
 # %%

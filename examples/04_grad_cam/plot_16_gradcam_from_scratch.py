@@ -236,23 +236,22 @@ assert torch.allclose((weak - weak.min()) / (weak.max() - weak.min()), heatmap, 
 picture = image[0].permute(1, 2, 0).numpy()  # [H, W, 3] for imshow
 mask = test.masks[0].numpy()
 
-fig, axes = plt.subplots(1, 4, figsize=(11, 3))
+fig, axes = plt.subplots(2, 2, figsize=(5.2, 5.4), layout="constrained")
 fig.patch.set_facecolor("white")
-axes[0].imshow(picture)
-axes[0].contour(mask, levels=[0.5], colors="white", linewidths=1)
-axes[0].set_title(f"input: {classes[int(test.labels[0])]}")
-axes[1].imshow(cam[0].numpy(), cmap="viridis")
-axes[1].set_title(f"raw CAM {tuple(cam.shape[1:])}")
-axes[2].imshow(heatmap.numpy(), cmap="viridis")
-axes[2].set_title(f"upsampled {tuple(heatmap.shape)}")
-axes[3].imshow(picture)
-axes[3].imshow(heatmap.numpy(), cmap="jet", alpha=0.5)
-axes[3].contour(mask, levels=[0.5], colors="white", linewidths=1)
-axes[3].set_title(f"overlay: {classes[target_class]}")
-for ax in axes:
+axes[0, 0].imshow(picture)
+axes[0, 0].contour(mask, levels=[0.5], colors="white", linewidths=1)
+axes[0, 0].set_title(f"input: {classes[int(test.labels[0])]}")
+axes[0, 1].imshow(cam[0].numpy(), cmap="viridis")
+axes[0, 1].set_title(f"raw CAM {tuple(cam.shape[1:])}")
+axes[1, 0].imshow(heatmap.numpy(), cmap="viridis")
+axes[1, 0].set_title(f"upsampled {tuple(heatmap.shape)}")
+axes[1, 1].imshow(picture)
+axes[1, 1].imshow(heatmap.numpy(), cmap="jet", alpha=0.5)
+axes[1, 1].contour(mask, levels=[0.5], colors="white", linewidths=1)
+axes[1, 1].set_title(f"overlay: {classes[target_class]}")
+for ax in axes.flat:
     ax.set_xticks([])
     ax.set_yticks([])
-fig.tight_layout()
 plt.show()
 
 # %%

@@ -213,7 +213,7 @@ del unused, in_block, peer_cam
 with torch.no_grad():
     predicted = model(images).argmax(dim=1)
 labels = [
-    f"{classes[t]} -> {classes[p]}" for t, p in zip(test.labels[:4], predicted[:4], strict=True)
+    f"{classes[t]}\n-> {classes[p]}" for t, p in zip(test.labels[:4], predicted[:4], strict=True)
 ]
 ht.plot_cams(images[:4], {"Grad-CAM": maps[:4]}, labels=labels)
 plt.show()
@@ -252,6 +252,8 @@ ht.plot_cams(
     image,
     {f"target {name}": per_class[c : c + 1] for c, name in enumerate(classes)},
     labels=[f"true: {classes[int(test.labels[0])]}"],
+    panel_size=1.6,
+    max_columns=3,
 )
 plt.show()
 
@@ -313,9 +315,9 @@ assert wrong.float().mean() < hits_first.float().mean() / 3
 rows = torch.arange(4)
 ht.plot_cams(
     two.images[rows],
-    {"first object's class": maps_first[rows], "second object's class": maps_second[rows]},
+    {"first object's\nclass": maps_first[rows], "second object's\nclass": maps_second[rows]},
     labels=[f"{classes[first[i]]} + {classes[second[i]]}" for i in rows],
-    panel_size=2.4,
+    panel_size=1.6,
 )
 plt.show()
 
@@ -412,12 +414,14 @@ multi_second = multilabel_cam(two.images[rows], target=second[rows])
 ht.plot_cams(
     two.images[rows],
     {
-        "chapter's, first": maps_first[rows],
-        "chapter's, second": maps_second[rows],
-        "multi-label, first": multi_first,
-        "multi-label, second": multi_second,
+        "chapter's, 1st": maps_first[rows],
+        "chapter's, 2nd": maps_second[rows],
+        "multi-label, 1st": multi_first,
+        "multi-label, 2nd": multi_second,
     },
     labels=[f"{classes[first[i]]} + {classes[second[i]]}" for i in rows],
+    panel_size=1.6,
+    max_columns=3,
 )
 plt.show()
 
@@ -443,7 +447,9 @@ for name in layers:
     print(f"{name}: raw map {tuple(layer_cam(images, raw=True).shape[1:])}")
     by_layer[name] = layer_cam(test.images)  # all test images, for the pointing game below
 
-ht.plot_cams(images[:4], {name: maps[:4] for name, maps in by_layer.items()}, labels=labels)
+ht.plot_cams(
+    images[:4], {name: maps[:4] for name, maps in by_layer.items()}, labels=labels, panel_size=1.2
+)
 plt.show()
 
 # sphinx_gallery_start_ignore
@@ -514,7 +520,7 @@ ht.plot_cams(
     chosen_images,
     {"predicted class": maps_predicted, "true class": maps_true},
     labels=row_labels,
-    panel_size=2.4,
+    panel_size=1.6,
 )
 plt.show()
 
@@ -581,7 +587,9 @@ two_layer_scores = {}
 for name, layer_maps in two_layers.items():
     two_layer_scores[name] = pointing_game(layer_maps, test.masks).float().mean()
     print(f"{name}: pointing game {two_layer_scores[name]:.3f}")
-ht.plot_cams(images[:4], {name: m[:4] for name, m in two_layers.items()}, labels=labels)
+ht.plot_cams(
+    images[:4], {name: m[:4] for name, m in two_layers.items()}, labels=labels, panel_size=1.2
+)
 plt.show()
 
 # sphinx_gallery_start_ignore

@@ -178,7 +178,8 @@ ht.plot_cams(
     images[rows],
     {name: m[rows] for name, m in maps.items()},
     labels=[test.classes[int(predicted[i])] for i in rows],
-    panel_size=1.8,
+    panel_size=1.2,
+    max_columns=4,
 )
 plt.show()
 

@@ -147,11 +147,11 @@ image, target = images[:1], predicted[:1]
 blurred = gaussian_blur(image, [11, 11], [5.0, 5.0])
 fractions = [0.0, 0.125, 0.25, 0.5, 1.0]
 by_hand = {}
-fig, axes = plt.subplots(2, len(fractions), figsize=(1.9 * len(fractions), 4.4))
-for row, name in enumerate(("Grad-CAM", "random map")):
+fig, axes = plt.subplots(len(fractions), 2, figsize=(4, 1.8 * len(fractions)), layout="constrained")
+for col, name in enumerate(("Grad-CAM", "random map")):
     order = candidates[name][0].flatten().argsort(descending=True, stable=True)
     by_hand[name] = []
-    for col, fraction in enumerate(fractions):
+    for row, fraction in enumerate(fractions):
         deleted = torch.zeros(64 * 64, dtype=torch.bool)
         deleted[order[: round(fraction * 64 * 64)]] = True
         x = torch.where(deleted.view(1, 1, 64, 64), blurred, image)
@@ -159,11 +159,11 @@ for row, name in enumerate(("Grad-CAM", "random map")):
             probability = model(x).softmax(dim=1)[0, target].item()
         by_hand[name].append(probability)
         axes[row, col].imshow(x[0].permute(1, 2, 0))
-        axes[row, col].set_title(f"{fraction:.1%} deleted\np = {probability:.2f}", fontsize=9)
+        header = f"{name}\n" if row == 0 else ""
+        axes[row, col].set_title(f"{header}p = {probability:.2f}")
         axes[row, col].set_xticks([])
         axes[row, col].set_yticks([])
-    axes[row, 0].set_ylabel(name)
-fig.tight_layout()
+        axes[row, 0].set_ylabel(f"{fraction:.1%} deleted")
 plt.show()
 
 # %%
@@ -203,7 +203,7 @@ assert on_blur.mean() > 0.2, on_blur.mean()
 # The two curves of that first image, with 16 steps, and their areas:
 
 one_image = {}
-fig, axes = plt.subplots(1, 2, figsize=(8, 3.2), sharey=True)
+fig, axes = plt.subplots(2, 1, figsize=(5.2, 6), sharey=True, layout="constrained")
 for ax, mode in zip(axes, ("deletion", "insertion"), strict=True):
     for name in ("Grad-CAM", "random map"):
         curve = perturbation_curve(
@@ -214,9 +214,8 @@ for ax, mode in zip(axes, ("deletion", "insertion"), strict=True):
         ax.plot(curve.fractions, curve.scores[0], "o-", markersize=3, label=label)
     ax.set_xlabel(f"fraction of pixels {'deleted' if mode == 'deletion' else 'inserted'}")
     ax.set_title(mode)
-    ax.legend(fontsize=8)
-axes[0].set_ylabel("probability of the explained class")
-fig.tight_layout()
+    ax.set_ylabel("probability")
+    ax.legend()
 plt.show()
 
 # sphinx_gallery_start_ignore
@@ -255,16 +254,15 @@ for name, saliency in candidates.items():
 
 kept = {name: images[:1] * candidates[name][:1, None] for name in ("Grad-CAM", "Score-CAM")}
 kept["random map"] = images[:1] * noise[:1, None]
-fig, axes = plt.subplots(1, 4, figsize=(7.6, 2.3))
+fig, axes = plt.subplots(1, 4, figsize=(5.2, 2), layout="constrained")
 panels = {"image": images[:1], **kept}
 for ax, (name, x) in zip(axes, panels.items(), strict=True):
     with torch.no_grad():
         probability = model(x).softmax(dim=1)[0, target].item()
     ax.imshow(x[0].permute(1, 2, 0))
-    ax.set_title(f"{name}\np = {probability:.2f}", fontsize=9)
+    ax.set_title(f"{name}\np = {probability:.2f}")
     ax.set_xticks([])
     ax.set_yticks([])
-fig.tight_layout()
 plt.show()
 
 # %%

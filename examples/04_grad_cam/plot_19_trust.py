@@ -81,16 +81,15 @@ centre_map = torch.exp(-(offsets[:, None] ** 2 + offsets[None, :] ** 2) / (2 * 1
 centre_maps = centre_map.expand(len(images), 64, 64)
 maps = {"Grad-CAM": gradcam_maps, "random": random_maps, "centre": centre_maps}
 
-fig, axes = plt.subplots(1, 4, figsize=(9, 2.6))
-axes[0].imshow(images[0].permute(1, 2, 0))
-axes[0].set_title(f"image ({data.classes[predicted[0]]})")
-for ax, (name, m) in zip(axes[1:], maps.items(), strict=True):
+fig, axes = plt.subplots(2, 2, figsize=(4.4, 4.8), layout="constrained")
+axes[0, 0].imshow(images[0].permute(1, 2, 0))
+axes[0, 0].set_title(f"image ({data.classes[predicted[0]]})")
+for ax, (name, m) in zip(axes.flat[1:], maps.items(), strict=True):
     ax.imshow(m[0], cmap="viridis")
     ax.set_title(name)
-for ax in axes:
+for ax in axes.flat:
     ax.set_xticks([])
     ax.set_yticks([])
-fig.tight_layout()
 plt.show()
 
 # %%
@@ -116,16 +115,15 @@ for name, m in maps.items():
             model, images, m, mode=mode, steps=10, baseline="blur"
         )
 
-fig, axes = plt.subplots(1, 2, figsize=(9, 3.4), sharey=True)
+fig, axes = plt.subplots(2, 1, figsize=(5.2, 6), sharey=True, layout="constrained")
 for ax, mode in zip(axes, ("deletion", "insertion"), strict=True):
     for name in maps:
         curve = curves[name, mode]
         ax.plot(curve.fractions, curve.scores.mean(dim=0), "o-", markersize=3, label=name)
     ax.set_xlabel(f"fraction of pixels {'blurred' if mode == 'deletion' else 'restored'}")
     ax.set_title(mode)
+    ax.set_ylabel("probability")
     ax.legend()
-axes[0].set_ylabel("probability of the explained class")
-fig.tight_layout()
 plt.show()
 
 print(f"{'map':10s} {'deletion AUC':>13s} {'insertion AUC':>14s}")
@@ -251,24 +249,25 @@ for step in gradcam_steps[1:]:
 # sphinx_gallery_end_ignore
 
 # %%
-# The maps themselves, for two images, after each step (left to right: the
-# original model, then one more layer randomized per column):
+# The maps themselves, for two images, after each step (top to bottom: the
+# original model, then one more layer randomized per row):
 
 
 def plot_steps(steps, title):
-    fig, axes = plt.subplots(2, len(steps), figsize=(1.3 * len(steps), 3.2))
-    for col, step in enumerate(steps):
-        for row in range(2):
-            axes[row, col].imshow(step.maps[row], cmap="viridis", vmin=0, vmax=1)
+    fig, axes = plt.subplots(
+        len(steps), 2, figsize=(3.4, 1.35 * len(steps) + 0.5), layout="constrained"
+    )
+    for row, step in enumerate(steps):
+        for col in range(2):
+            axes[row, col].imshow(step.maps[col], cmap="viridis", vmin=0, vmax=1)
             axes[row, col].set_xticks([])
             axes[row, col].set_yticks([])
-        axes[0, col].set_title(step.layer, fontsize=9)
+        axes[row, 0].set_ylabel(step.layer)
     fig.suptitle(title)
-    fig.tight_layout()
     plt.show()
 
 
-plot_steps(gradcam_steps, "Grad-CAM, cascading randomization")
+plot_steps(gradcam_steps, "Grad-CAM,\ncascading randomization")
 
 # %%
 # Grad-CAM passes the test: its maps change with the model, and they stay
@@ -303,7 +302,7 @@ def guided_explainer(model_copy):
 
 guided_steps = metrics.model_randomization(model, guided_explainer, few)
 print_steps(guided_steps)
-plot_steps(guided_steps, "guided backpropagation, cascading randomization")
+plot_steps(guided_steps, "guided backpropagation,\ncascading randomization")
 
 # sphinx_gallery_start_ignore
 guided_spearman = {step.layer: step.spearman.mean().item() for step in guided_steps}
@@ -325,18 +324,17 @@ assert guided_spearman["conv1"] < guided_spearman["fc"] - 0.3, guided_spearman
 # %%
 # Both methods side by side:
 
-fig, axes = plt.subplots(1, 2, figsize=(9, 3.4), sharey=True)
+fig, axes = plt.subplots(2, 1, figsize=(5.2, 6.4), sharex=True, sharey=True, layout="constrained")
 layers = [step.layer for step in gradcam_steps]
 for ax, measure in zip(axes, ("spearman", "ssim"), strict=True):
     for steps, name in ((gradcam_steps, "Grad-CAM"), (guided_steps, "guided backprop")):
         similarity = [getattr(step, measure).mean().item() for step in steps]
         ax.plot(range(len(steps)), similarity, "o-", label=name)
     ax.set_xticks(range(len(layers)), layers, rotation=45)
-    ax.set_xlabel("randomized down to")
     ax.set_title("Spearman rank correlation" if measure == "spearman" else "SSIM")
+    ax.set_ylabel("similarity to the original")
     ax.legend()
-axes[0].set_ylabel("similarity to the original maps")
-fig.tight_layout()
+axes[1].set_xlabel("randomized down to")
 plt.show()
 
 # %%

@@ -145,28 +145,24 @@ maps = {name: ht.GradCAM(model, "relu3")(images) for name, model in models.items
 with torch.no_grad():
     predictions = {name: model(images).argmax(dim=1) for name, model in models.items()}
 
-fig, axes = plt.subplots(3, 4, figsize=(8.4, 6.6))
-for col in range(4):
-    picture = images[col].permute(1, 2, 0)
-    axes[0, col].imshow(picture)
-    axes[0, col].set_title(
-        f"{test.classes[test.labels[col]]}, cue says {test.classes[test.cue_labels[col]]}",
-        fontsize=8,
-    )
-    for row, name in enumerate(models, start=1):
-        axes[row, col].imshow(ht.overlay(picture, maps[name][col]))
-        axes[row, col].contour(test.masks[col], levels=[0.5], colors="white", linewidths=1)
+fig, axes = plt.subplots(4, 3, figsize=(5.2, 7.6), layout="constrained")
+for row in range(4):
+    picture = images[row].permute(1, 2, 0)
+    axes[row, 0].imshow(picture)
+    axes[row, 0].set_ylabel(test.classes[test.labels[row]])
+    axes[row, 0].set_xlabel(f"cue says {test.classes[test.cue_labels[row]]}")
+    for col, name in enumerate(models, start=1):
+        axes[row, col].imshow(ht.overlay(picture, maps[name][row]))
+        axes[row, col].contour(test.masks[row], levels=[0.5], colors="white", linewidths=1)
         axes[row, col].contour(
-            test.cue_masks[col], levels=[0.5], colors="black", linewidths=1, linestyles="dashed"
+            test.cue_masks[row], levels=[0.5], colors="black", linewidths=1, linestyles="dashed"
         )
-        axes[row, col].set_title(f"predicts {test.classes[predictions[name][col]]}", fontsize=8)
+        axes[row, col].set_xlabel(f"predicts {test.classes[predictions[name][row]]}")
 for ax in axes.flat:
     ax.set_xticks([])
     ax.set_yticks([])
-axes[0, 0].set_ylabel("image")
-axes[1, 0].set_ylabel("shortcut model")
-axes[2, 0].set_ylabel("clean model")
-fig.tight_layout()
+for col, title in enumerate(["image", *models]):
+    axes[0, col].set_title(title)
 plt.show()
 
 # %%

@@ -63,7 +63,7 @@ print("true:     ", [data.classes[i] for i in labels])
 print("predicted:", [data.classes[i] for i in predicted])
 
 # sphinx_gallery_start_ignore
-# "four images of the test split"; the figure's rows name the predicted classes, which
+# "four images of the test split"; the figure's columns name the predicted classes, which
 # are the true ones
 assert images.shape == (4, 3, 64, 64)
 assert (predicted == labels).all(), (predicted, labels)
@@ -187,18 +187,16 @@ columns = {
     "Grad-CAM": gradcam_maps,
     "Guided Grad-CAM": to_image(guided_gradcam),
 }
-fig, axes = plt.subplots(4, 5, figsize=(10, 8.4))
-for col, (title, maps) in enumerate(columns.items()):
-    for row in range(4):
+fig, axes = plt.subplots(5, 4, figsize=(5.2, 6.8), layout="constrained")
+for row, (title, maps) in enumerate(columns.items()):
+    for col in range(4):
         ax = axes[row, col]
-        ax.imshow(maps[row].detach(), cmap=None if col == 0 else "magma")
+        ax.imshow(maps[col].detach(), cmap=None if row == 0 else "magma")
         ax.set_xticks([])
         ax.set_yticks([])
-        if row == 0:
-            ax.set_title(title)
-for row in range(4):
-    axes[row, 0].set_ylabel(data.classes[predicted[row]])
-fig.tight_layout()
+    axes[row, 0].set_ylabel(title.replace("Guided ", "Guided\n"))
+for col in range(4):
+    axes[0, col].set_title(data.classes[predicted[col]])
 plt.show()
 
 # %%
@@ -389,6 +387,7 @@ print("deconvnet mass near the outline:", " ".join(f"{v:.3f}" for v in deconv_sh
 for name in ("gradient", "guided backprop"):
     shares = energy_pointing_game(columns[name].detach(), outline)
     print(f"{name:16s} mass near the outline: " + " ".join(f"{v:.3f}" for v in shares.tolist()))
+plt.figure(figsize=(4, 3.6))
 plt.imshow(to_image(deconv)[0], cmap="magma")
 plt.title("deconvnet, first image")
 plt.show()

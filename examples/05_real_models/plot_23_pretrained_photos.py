@@ -93,13 +93,12 @@ photos = {
     "coffee": skimage.data.coffee(),
     "astronaut": skimage.data.astronaut(),
 }
-fig, axes = plt.subplots(1, len(photos), figsize=(9, 3))
+fig, axes = plt.subplots(1, len(photos), figsize=(5.2, 2.2), layout="constrained")
 for ax, (name, photo) in zip(axes, photos.items(), strict=True):
     print(f"{name}: {photo.dtype}, shape {photo.shape}")
     ax.imshow(photo)
-    ax.set_title(f"{name}: {photo.shape[0]} x {photo.shape[1]}")
+    ax.set_title(f"{name}\n{photo.shape[0]} x {photo.shape[1]}")
     ax.axis("off")
-fig.tight_layout()
 plt.show()
 
 # sphinx_gallery_start_ignore
@@ -156,14 +155,13 @@ def to_picture(x):
     return (x * std + mean).clamp(0, 1).permute(1, 2, 0).numpy()
 
 
-fig, axes = plt.subplots(1, 2, figsize=(6, 3))
+fig, axes = plt.subplots(1, 2, figsize=(5.2, 3), layout="constrained")
 axes[0].imshow(batch[0].permute(1, 2, 0).clamp(0, 1).numpy())
-axes[0].set_title("normalized input, shown as is")
+axes[0].set_title("normalized input,\nshown as is")
 axes[1].imshow(to_picture(batch[0]))
-axes[1].set_title("normalization undone")
+axes[1].set_title("normalization\nundone")
 for ax in axes:
     ax.axis("off")
-fig.tight_layout()
 plt.show()
 
 # %%
@@ -231,15 +229,14 @@ else:
 
 if have_weights:
     picture = to_picture(to_input(photos["astronaut"]))
-    fig, axes = plt.subplots(1, 3, figsize=(9, 3.2))
+    fig, axes = plt.subplots(1, 3, figsize=(5.4, 2.4), layout="constrained")
     axes[0].imshow(picture)
     axes[0].set_title("astronaut")
     for ax, k, class_map in zip(axes[1:], classes[:2], maps, strict=True):
         ax.imshow(ht.overlay(picture, class_map))
-        ax.set_title(f"Grad-CAM: {categories[k]}")
+        ax.set_title(f"Grad-CAM:\n{categories[k]}")
     for ax in axes:
         ax.axis("off")
-    fig.tight_layout()
     plt.show()
 
 # %%
@@ -284,13 +281,12 @@ if have_weights:
     with torch.no_grad():
         cat_class = int(model(x).argmax())
     picture = to_picture(x[0])
-    fig, axes = plt.subplots(1, 3, figsize=(9, 3.2))
+    fig, axes = plt.subplots(1, 3, figsize=(5.4, 2.4), layout="constrained")
     for ax, layer in zip(axes, ["layer4", "layer3", "layer2"], strict=True):
         layer_map = ht.GradCAM(model, layer)(x, target=cat_class)[0]
         ax.imshow(ht.overlay(picture, layer_map))
-        ax.set_title(f"{layer}: {categories[cat_class]}")
+        ax.set_title(f"{layer}:\n{categories[cat_class]}")
         ax.axis("off")
-    fig.tight_layout()
     plt.show()
 
 # %%
@@ -418,12 +414,11 @@ if have_weights:
     mean_map = (single[0] + single[1]) / 2
     mean_map = (mean_map - mean_map.min()) / (mean_map.max() - mean_map.min())
     print("combined == rescaled mean of the two?", torch.allclose(both, mean_map, atol=1e-6))
-    fig, axes = plt.subplots(1, 3, figsize=(9, 3.2))
+    fig, axes = plt.subplots(1, 3, figsize=(5.4, 2.4), layout="constrained")
     for ax, title, shown in zip(axes, ("layer3", "layer4", "both"), (*single, both), strict=True):
         ax.imshow(ht.overlay(to_picture(x[0]), shown))
         ax.set_title(title)
         ax.axis("off")
-    fig.tight_layout()
     plt.show()
 else:
     print(skipped)

@@ -382,17 +382,16 @@ assert torch.equal(relu_outputs[1], seen["block_output"])
 # The two calls look at different things: the first at the block's own
 # convolution, the second at that plus the block's input (``identity``).
 
-fig, axes = plt.subplots(1, 3, figsize=(9, 3.2))
+fig, axes = plt.subplots(1, 3, figsize=(5.2, 2.6), layout="constrained")
 axes[0].imshow(images[0].permute(1, 2, 0).numpy())
 axes[0].set_title("input image")
 axes[1].imshow(relu_outputs[0][0].mean(dim=0).numpy(), cmap="viridis")
-axes[1].set_title("relu, 1st call: after bn1")
+axes[1].set_title("relu, 1st call:\nafter bn1")
 axes[2].imshow(relu_outputs[1][0].mean(dim=0).numpy(), cmap="viridis")
-axes[2].set_title("relu, 2nd call: after + identity")
+axes[2].set_title("relu, 2nd call:\nafter + identity")
 for ax in axes:
     ax.axis("off")
-fig.suptitle("One ReLU module, two calls (mean over channels)")
-fig.tight_layout()
+fig.suptitle("One ReLU module, two calls\n(mean over channels)")
 plt.show()
 
 # %%

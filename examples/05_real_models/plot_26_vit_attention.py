@@ -375,19 +375,18 @@ assert ht.count_hooks(model).total == 0
 #
 # Four test images, with the rollout and the Grad-CAM at ``ln_1``:
 
-fig, axes = plt.subplots(4, 3, figsize=(6.5, 8.5))
+fig, axes = plt.subplots(4, 3, figsize=(5.2, 7.4), layout="constrained")
 for row, i in enumerate(range(4)):
     image = test.images[i]
     name = ht.data.CLASSES[int(test.labels[i])]
     axes[row, 0].imshow(image.permute(1, 2, 0).numpy())
-    axes[row, 0].set_title(f"test image: a {name}")
+    axes[row, 0].set_title(f"a {name}")
     axes[row, 1].imshow(ht.overlay(image, rollout_maps[i]))
-    axes[row, 1].set_title("attention rollout")
+    axes[row, 1].set_title("rollout")
     axes[row, 2].imshow(ht.overlay(image, gradcam_maps[i]))
-    axes[row, 2].set_title("Grad-CAM at ln_1")
+    axes[row, 2].set_title("Grad-CAM, ln_1")
 for ax in axes.flat:
     ax.axis("off")
-fig.tight_layout()
 plt.show()
 
 # %%
@@ -456,7 +455,7 @@ assert plain_hits < rollout_hits - 0.3, (plain_hits, rollout_hits)
 # that follow the object with those that follow it less.
 
 head_hits = []
-fig, axes = plt.subplots(1, 4, figsize=(10, 3))
+fig, axes = plt.subplots(1, 4, figsize=(5.2, 1.7), layout="constrained")
 for head, ax in enumerate(axes):
     head_maps = attention[-1][:, head, 0, 1:].reshape(-1, 1, 8, 8)
     head_maps = F.interpolate(head_maps, size=(64, 64), mode="bilinear")[:, 0]

@@ -192,17 +192,16 @@ assert (maps[first] - maps[second]).abs().max() > 0.1
 assert peak_on(maps[first]) == peak_on(maps[second]) == "the circle"
 # sphinx_gallery_end_ignore
 
-fig, axes = plt.subplots(1, 4, figsize=(11, 3))
-axes[0].imshow(image[0].permute(1, 2, 0).numpy())
-axes[0].set_title("test image")
-axes[1].imshow(predicted[0].numpy(), cmap="tab10", vmin=0, vmax=9, interpolation="nearest")
-axes[1].set_title("predicted segmentation")
-for ax, k in zip(axes[2:], (first, second), strict=True):
+fig, axes = plt.subplots(2, 2, figsize=(5.2, 5.6), layout="constrained")
+axes[0, 0].imshow(image[0].permute(1, 2, 0).numpy())
+axes[0, 0].set_title("test image")
+axes[0, 1].imshow(predicted[0].numpy(), cmap="tab10", vmin=0, vmax=9, interpolation="nearest")
+axes[0, 1].set_title("predicted\nsegmentation")
+for ax, k in zip(axes[1], (first, second), strict=True):
     ax.imshow(ht.overlay(image[0], maps[k]))
-    ax.set_title(f"Grad-CAM for '{CLASSES[k]}' pixels")
-for ax in axes:
+    ax.set_title(f"Grad-CAM for\n'{CLASSES[k]}' pixels")
+for ax in axes.flat:
     ax.axis("off")
-fig.tight_layout()
 plt.show()
 
 # %%
@@ -357,7 +356,7 @@ assert (whole_map - predicted_map).abs().max() > 0.5
 # with a cross:
 
 methods = {"Grad-CAM": gradcam_maps, "HiResCAM": hires_maps}
-fig, axes = plt.subplots(2, 3, figsize=(9, 6.6))
+fig, axes = plt.subplots(2, 3, figsize=(5.4, 4.6), layout="constrained")
 for row, (method, by_region) in enumerate(methods.items()):
     for ax, (name, mask) in zip(axes[row], regions.items(), strict=True):
         region_map = by_region[name]
@@ -366,9 +365,8 @@ for row, (method, by_region) in enumerate(methods.items()):
         ax.contour(outline.float().numpy(), levels=[0.5], colors="white", linewidths=1.5)
         y, x = divmod(int(region_map.argmax()), region_map.shape[-1])
         ax.plot(x, y, marker="x", color="white", markersize=12, markeredgewidth=3)
-        ax.set_title(f"{method}, '{CLASSES[second]}'\nregion: {name}", fontsize=9)
+        ax.set_title(f"{method}, '{CLASSES[second]}'\nregion: {name}", fontsize="medium")
         ax.axis("off")
-fig.tight_layout()
 plt.show()
 
 # %%
@@ -477,16 +475,15 @@ assert set(similarities.topk(2).indices.tolist()) == set(test.object_labels[0].t
 
 why = similarity_cam(query, target=ht.SimilarityTarget(references[shape]))[0]
 
-fig, axes = plt.subplots(1, 3, figsize=(8.5, 3))
+fig, axes = plt.subplots(1, 3, figsize=(5.2, 2.5), layout="constrained")
 axes[0].imshow(reference_images[shape].permute(1, 2, 0).numpy())
-axes[0].set_title(f"reference: a {ht.data.CLASSES[shape]}")
+axes[0].set_title(f"reference:\na {ht.data.CLASSES[shape]}")
 axes[1].imshow(query[0].permute(1, 2, 0).numpy())
 axes[1].set_title("query image")
 axes[2].imshow(ht.overlay(query[0], why))
-axes[2].set_title("Grad-CAM of the similarity")
+axes[2].set_title("Grad-CAM of\nthe similarity")
 for ax in axes:
     ax.axis("off")
-fig.tight_layout()
 plt.show()
 
 # %%

@@ -443,21 +443,22 @@ assert sum(count == 2 for count in early_stop_calls.values()) == 4
 # checkpointing keeps fewer bytes for the backward pass, and pays with a
 # second forward call for half of the layers.
 
-fig, (ax_memory, ax_flops, ax_calls) = plt.subplots(
-    1, 3, figsize=(11, 3.6), width_ratios=[1, 1, 1.6]
+fig, axes = plt.subplot_mosaic(
+    [["memory", "flops"], ["calls", "calls"]], figsize=(5.4, 6.4), layout="constrained"
 )
+ax_memory, ax_flops, ax_calls = axes["memory"], axes["flops"], axes["calls"]
 labels = ["no checkpoint", "checkpoint"]
 colors = ["#3b528b", "#5ec962"]
 ax_memory.bar(labels, [saved[False][0] / 1024, saved[True][0] / 1024], color=colors)
 ax_memory.set_ylabel("KiB kept for backward")
-ax_memory.set_title("Memory kept for the backward pass")
+ax_memory.set_title("Memory kept\nfor the backward pass")
 ax_flops.bar(
     labels,
     [(forward_flops + backward_flops[c]) / 1e6 for c in (False, True)],
     color=colors,
 )
 ax_flops.set_ylabel("MFLOPs (matrix products)")
-ax_flops.set_title("Compute per training step")
+ax_flops.set_title("Compute per\ntraining step")
 layer_names = list(early_stop_calls)
 positions = range(len(layer_names))
 ax_calls.bar([p - 0.2 for p in positions], [1] * len(layer_names), 0.4, color=colors[0])
@@ -468,7 +469,6 @@ ax_calls.set_yticks([0, 1, 2])
 ax_calls.set_ylim(0, 2.8)
 ax_calls.legend(labels, loc="upper left", ncols=2)
 ax_calls.set_title("Forward hook calls per training step")
-fig.tight_layout()
 plt.show()
 
 # %%

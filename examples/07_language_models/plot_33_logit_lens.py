@@ -374,7 +374,7 @@ assert table["block 1"][2] < table["block 2"][2], table
 # probability of the subject, the wrong name.
 
 layer_names = list(lens)
-fig, ax = plt.subplots(figsize=(6, 3.6))
+fig, ax = plt.subplots(figsize=(5.2, 3.6), layout="constrained")
 steps = range(len(layer_names))
 answers = torch.stack([answer_probability[name] for name in layer_names])  # [layers, n]
 subjects = torch.stack([subject_probability[name] for name in layer_names])
@@ -389,12 +389,11 @@ ax.plot(
     marker="s",
     label="subject (mean)",
 )
-ax.set_xticks(steps, layer_names)
+ax.set_xticks(steps, layer_names, rotation=20)
 ax.set_ylim(0, 1)
 ax.set_ylabel("probability at the last position")
 ax.set_title(f"Logit lens on {len(test)} test sentences")
 ax.legend(loc="center right")
-fig.tight_layout()
 plt.show()
 
 rises = (answer_probability["block 1"] > answer_probability["block 0"]).sum().item()
@@ -470,7 +469,7 @@ for name in layer_names:
 # %%
 # For the first test sentence, the figure shows the top token of each layer
 # at each position of the prompt, coloured by its probability (the words
-# under the columns are what the model reads; the words in the cells are what
+# beside the rows are what the model reads; the words in the cells are what
 # the lens predicts next). The same tokens, as text:
 
 words = lm.decode(test.prompts[0]).split()
@@ -487,26 +486,24 @@ for name, tokens in zip(layer_names, top_token, strict=True):
 assert [lm.VOCAB[t] for t in top_token[1:, -1]] == ["Kate", "Tom", "Tom"], top_token[:, -1]
 # sphinx_gallery_end_ignore
 
-fig, ax = plt.subplots(figsize=(10, 3.2))
-image = ax.imshow(top_probability, cmap="viridis", vmin=0, vmax=1, aspect="auto")
+fig, ax = plt.subplots(figsize=(5.2, 6.4), layout="constrained")
+image = ax.imshow(top_probability.T, cmap="viridis", vmin=0, vmax=1, aspect="auto")
 for layer in range(len(layer_names)):
     for position in range(len(words)):
         probability = top_probability[layer, position].item()
         ax.text(
-            position,
             layer,
+            position,
             lm.VOCAB[top_token[layer, position]],
             ha="center",
             va="center",
-            fontsize=7,
             color="black" if probability > 0.6 else "white",
         )
-ax.set_xticks(range(len(words)), words, rotation=45, ha="right", fontsize=8)
-ax.set_yticks(range(len(layer_names)), layer_names)
-ax.set_xlabel("input token (the lens predicts the token after it)")
-ax.set_title("Logit lens: top next token per layer and position")
+ax.set_yticks(range(len(words)), words)
+ax.set_xticks(range(len(layer_names)), layer_names, rotation=20)
+ax.set_ylabel("input token (the lens predicts\nthe token after it)")
+ax.set_title("Logit lens: top next token\nper position and layer")
 fig.colorbar(image, ax=ax, label="probability of the top token")
-fig.tight_layout()
 plt.show()
 
 # %%

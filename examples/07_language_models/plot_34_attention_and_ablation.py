@@ -173,16 +173,19 @@ assert ht.count_hooks(model).total == 0
 # the positions that word reads from.
 
 words = test.text(0).split()[:15]
-fig, axes = plt.subplots(3, 4, figsize=(11, 8.6), layout="constrained")
 for block in range(3):
-    for head in range(4):
-        ax = axes[block, head]
+    fig, axes = plt.subplots(
+        2, 2, figsize=(4.9, 5.4), sharex=True, sharey=True, layout="constrained"
+    )
+    for head, ax in enumerate(axes.flat):
         ax.imshow(patterns[block][0, head], cmap="viridis", vmin=0, vmax=1)
-        ax.set_title(f"block {block}, head {head}", fontsize=9)
-        ax.set_xticks(range(15), words, rotation=90, fontsize=6)
-        ax.set_yticks(range(15), words, fontsize=6)
-fig.suptitle(f"Attention patterns (rows read from columns): {' '.join(words[1:])}")
-plt.show()
+        ax.set_title(f"head {head}")
+    axes[1, 0].set_xticks(range(15), words, fontsize=9)
+    axes[1, 0].set_yticks(range(15), words, fontsize=9)
+    for ax in axes[1]:
+        ax.tick_params(axis="x", labelrotation=90)
+    fig.suptitle(f"Block {block}: attention patterns (rows read from columns)")
+    plt.show()
 
 # %%
 # The row that matters is the last one: position 14, where the model must
@@ -202,11 +205,11 @@ for name, row in zip(head_names, last_row, strict=True):
         f"  {slots[places[1]]:>2} (position {places[1]:2}) {weights[1]:.2f}"
     )
 
-fig, ax = plt.subplots(figsize=(8, 4.6), layout="constrained")
+fig, ax = plt.subplots(figsize=(5.2, 4.6), layout="constrained")
 image = ax.imshow(last_row, cmap="viridis", vmin=0, vmax=1)
-ax.set_xticks(range(15), slots, rotation=45)
+ax.set_xticks(range(15), slots, rotation=90)
 ax.set_yticks(range(12), [f"block {name[0]}, head {name[2]}" for name in head_names])
-ax.set_title("Where the last position looks (mean over 500 sentences)")
+ax.set_title("Where the last position looks\n(mean over 500 sentences)")
 fig.colorbar(image, label="attention weight")
 plt.show()
 
@@ -401,10 +404,10 @@ for head in (0, 1):
 
 for kind in ("zero", "mean"):
     difference, accuracy = results[kind]
-    fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.2), layout="constrained")
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(5.2, 5.2), layout="constrained")
     for ax, values, label, scale, fmt in [
-        (left, difference, "mean logit difference", (-1, 8), "{:.2f}"),
-        (right, accuracy, "accuracy", (0, 1), "{:.3f}"),
+        (top, difference, "mean logit difference", (-1, 8), "{:.2f}"),
+        (bottom, accuracy, "accuracy", (0, 1), "{:.3f}"),
     ]:
         image = ax.imshow(values, cmap="magma", vmin=scale[0], vmax=scale[1])
         for (row, column), value in np.ndenumerate(values):

@@ -334,21 +334,21 @@ assert all(abs(restored[LAYERS.index(name), p] - 1) <= NEAR for name, p in lit),
 # sphinx_gallery_end_ignore
 
 # %%
-# The map as a figure: rows are layers (the residual stream after them),
-# columns are positions, labelled with the sentence's words (A and B are the
-# two names, S the subject).
+# The map as a figure: rows are positions, labelled with the sentence's words
+# (A and B are the two names, S the subject), columns are layers (the residual
+# stream after them).
 
-fig, ax = plt.subplots(figsize=(9, 3.2), layout="constrained")
-image = ax.imshow(restored, cmap="RdBu", vmin=-1, vmax=1)
-ax.set_xticks(range(len(TOKENS)), TOKENS, rotation=45, ha="right")
-ax.set_yticks(range(len(LAYERS)), LAYERS)
-ax.set_xlabel("position")
-ax.set_ylabel("residual stream after")
+fig, ax = plt.subplots(figsize=(5.2, 6.4), layout="constrained")
+image = ax.imshow(restored.T, cmap="RdBu", vmin=-1, vmax=1, aspect="auto")
+ax.set_yticks(range(len(TOKENS)), TOKENS)
+ax.set_xticks(range(len(LAYERS)), LAYERS)
+ax.set_ylabel("position")
+ax.set_xlabel("residual stream after")
 for (i, j), value in np.ndenumerate(restored):
     if abs(value) > 0.05:
-        ax.text(j, i, f"{value:.2f}", ha="center", va="center", color="white", fontsize=8)
+        ax.text(i, j, f"{value:.2f}", ha="center", va="center", color="white")
 fig.colorbar(image, ax=ax, label="share of the logit difference restored")
-ax.set_title("Patching the clean residual stream into the corrupted run")
+ax.set_title("Patching the clean residual stream\ninto the corrupted run")
 plt.show()
 
 # %%
@@ -483,7 +483,7 @@ assert np.abs(others).max() <= NEAR, others
 assert not ht.count_hooks(model)
 # sphinx_gallery_end_ignore
 
-fig, axes = plt.subplots(1, 2, figsize=(8, 3), layout="constrained")
+fig, axes = plt.subplots(2, 1, figsize=(5.2, 5.4), layout="constrained")
 for ax, (label, values) in zip(axes, head_restored.items(), strict=True):
     image = ax.imshow(values, cmap="RdBu", vmin=-1, vmax=1)
     ax.set_xticks(range(4), [f"head {h}" for h in range(4)])
@@ -491,9 +491,9 @@ for ax, (label, values) in zip(axes, head_restored.items(), strict=True):
     ax.set_title(f"patched {label}")
     for (i, j), value in np.ndenumerate(values):
         color = "white" if abs(value) > 0.5 else "black"
-        ax.text(j, i, f"{value:.2f}", ha="center", va="center", color=color, fontsize=8)
+        ax.text(j, i, f"{value:.2f}", ha="center", va="center", color=color)
 fig.colorbar(image, ax=axes, label="share restored")
-fig.suptitle("Patching one attention head's output into the corrupted run")
+fig.suptitle("Patching one attention head's output\ninto the corrupted run")
 plt.show()
 
 # %%

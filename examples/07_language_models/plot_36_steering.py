@@ -294,7 +294,7 @@ for i, alpha in enumerate(shown):
 mary_at_most = random_shares[:, :, 0].amax(1)
 print("random directions that ever give Mary:", int((mary_at_most > 0).sum()), "of 10")
 
-fig, axes = plt.subplots(1, 2, figsize=(9, 3.4), sharey=True)
+fig, axes = plt.subplots(2, 1, figsize=(5.2, 6.4), sharey=True, layout="constrained")
 for ax, label, xs, table in [
     (axes[0], "steering direction", alphas, shares),
     (axes[1], "10 random directions (mean)", shown, random_shares.mean(0)),
@@ -305,10 +305,9 @@ for ax, label, xs, table in [
     ax.plot(xs, table[:, 3], "x-", label="not a name")
     ax.set_title(f"{label}, block {K}")
     ax.set_xlabel("alpha")
+    ax.set_ylabel("share of the 64\nheld-out answers")
     ax.grid(alpha=0.3)
-axes[0].set_ylabel("share of the 64 held-out answers")
 axes[0].legend(loc="center")
-fig.tight_layout()
 plt.show()
 
 # sphinx_gallery_start_ignore

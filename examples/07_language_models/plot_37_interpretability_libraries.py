@@ -558,7 +558,7 @@ assert "was requested but the model already ran past it" in message, message
 # table below it sums up what each abstraction adds over plain hooks.
 
 x = torch.arange(len(plain_lens))
-fig, ax = plt.subplots(figsize=(6, 3.2))
+fig, ax = plt.subplots(figsize=(5.2, 3.4), layout="constrained")
 for offset, (label, values) in zip(
     (-0.25, 0.0, 0.25),
     [("plain hooks", plain_lens), ("hook points", cached_lens), ("nnsight", nn_lens)],
@@ -569,8 +569,7 @@ ax.set_xticks(x, [f"after block {i}" for i in range(len(plain_lens))])
 ax.set_ylabel("logit lens accuracy")
 ax.set_ylim(0, 1.05)
 ax.set_title("The same logit lens, three ways")
-ax.legend(loc="upper left", fontsize="small")
-fig.tight_layout()
+ax.legend(loc="upper left")
 plt.show()
 
 # %%

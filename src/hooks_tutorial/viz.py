@@ -194,6 +194,7 @@ def plot_cams(
     panel_size: float = 2.0,
     show_images: bool = True,
     colorbar: bool = True,
+    max_columns: int | None = None,
 ) -> Figure:
     """Lay out images (rows) with their maps for several methods (columns).
 
@@ -217,7 +218,13 @@ def plot_cams(
     show_images : bool, default True
         Add a first column with the plain images.
     colorbar : bool, default True
-        Add one colorbar for the map values in [0, 1].
+        Add one colorbar, below the panels, for the map values in [0, 1].
+    max_columns : int, optional
+        At most this many panels side by side: each image's panels (its
+        picture, then its maps) go on in the next rows, each panel with its
+        own title. A grid three panels wide stays readable on a phone, where a
+        row of six panels is a strip a few pixels tall. ``None`` (the
+        default): one row per image.
 
     Returns
     -------
@@ -230,7 +237,8 @@ def plot_cams(
     ------
     ValueError
         If ``cams_by_method`` is empty, a method has a different number of
-        maps than there are images, or ``labels`` has the wrong length.
+        maps than there are images, ``labels`` has the wrong length, or
+        ``max_columns`` is less than 1.
 
     Examples
     --------
@@ -239,6 +247,10 @@ def plot_cams(
     >>> maps = {"Grad-CAM": torch.rand(2, 16, 16), "Score-CAM": torch.rand(2, 16, 16)}
     >>> fig = plot_cams(images, maps, labels=["cat", "dog"])
     >>> len(fig.axes)  # 2 rows x 3 columns + colorbar
+    7
+    >>> five = {f"method {k}": torch.rand(1, 16, 16) for k in range(5)}
+    >>> fig = plot_cams(images[:1], five, max_columns=3)  # image + 5 maps: 2 rows of 3
+    >>> len(fig.axes)
     7
     """
     import matplotlib.pyplot as plt  # noqa: PLC0415
@@ -264,32 +276,48 @@ def plot_cams(
     if labels is not None and len(labels) != n:
         msg = f"got {len(labels)} labels for {n} images; pass one label per image"
         raise ValueError(msg)
+    if max_columns is not None and max_columns < 1:
+        msg = f"max_columns must be at least 1, got {max_columns}"
+        raise ValueError(msg)
 
-    n_cols = len(columns) + (1 if show_images else 0)
+    per_image = len(columns) + (1 if show_images else 0)  # panels of one image
+    n_cols = min(per_image, max_columns or per_image)
+    rows_per_image = -(-per_image // n_cols)  # ceiling division
+    n_rows = n * rows_per_image
+    titled_rows = n_rows if rows_per_image > 1 else 1
     fig = plt.figure(
-        figsize=(panel_size * n_cols + (0.6 if colorbar else 0.0), panel_size * n),
+        # room for the labels, the titles and the colorbar (below the panels, where it takes
+        # no width: a phone's screen is narrow), so that they do not shrink the panels
+        figsize=(
+            panel_size * n_cols + (0.3 if labels is not None else 0.0),
+            panel_size * n_rows + 0.3 * titled_rows + (0.7 if colorbar else 0.0),
+        ),
         layout="constrained",
     )
-    axes = fig.subplots(n, n_cols, squeeze=False)
-    for row, picture in enumerate(pictures):
+    axes = fig.subplots(n_rows, n_cols, squeeze=False)
+    for ax in axes.flat:
+        ax.set_xticks([])
+        ax.set_yticks([])
+    for index, picture in enumerate(pictures):
         rgb = _image_hwc(picture)
-        col = 0
-        if show_images:
-            axes[row, 0].imshow(rgb)
-            col = 1
-        for name, column_maps in columns:
-            axes[row, col].imshow(overlay(rgb, column_maps[row], alpha=alpha, colormap=colormap))
-            if row == 0:
-                axes[row, col].set_title(name)
-            col += 1
-        if show_images and row == 0:
-            axes[row, 0].set_title("image")
-        for ax in axes[row]:
-            ax.set_xticks([])
-            ax.set_yticks([])
+        panels = [("image", rgb)] if show_images else []
+        panels += [
+            (name, overlay(rgb, column_maps[index], alpha=alpha, colormap=colormap))
+            for name, column_maps in columns
+        ]
+        cells = axes[index * rows_per_image : (index + 1) * rows_per_image].flat
+        for position, ax in enumerate(cells):
+            if position >= len(panels):
+                ax.set_axis_off()  # the last row of a wrapped image has room to spare
+                continue
+            title, picture_or_map = panels[position]
+            ax.imshow(picture_or_map)
+            # titles name the columns: on the first row only, unless the panels wrap
+            if index == 0 or rows_per_image > 1:
+                ax.set_title(title)
         if labels is not None:
-            axes[row, 0].set_ylabel(labels[row])
+            axes[index * rows_per_image, 0].set_ylabel(labels[index])
     if colorbar:
         mappable = ScalarMappable(norm=Normalize(0.0, 1.0), cmap=_colormap(colormap))
-        fig.colorbar(mappable, ax=axes, shrink=0.8, label="relevance")
+        fig.colorbar(mappable, ax=axes, location="bottom", shrink=0.6, label="relevance")
     return fig

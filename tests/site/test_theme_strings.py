@@ -18,6 +18,7 @@ THEME_STRINGS = [
     "On this page",
     "Section Navigation",
     "Site navigation",
+    "Wrap long lines",  # the code blocks' wrap toggle (layout.html, _static/code-wrap.js)
 ]
 PAGES = [
     "index.html",
