@@ -434,7 +434,10 @@ def _backward_grads(answer: object) -> Values:
 def _keep_unit_0(answer: object) -> Values:
     keep_unit_0 = require_callable(answer)
     linear = watch(nn.Linear(3, 2))
-    inputs = torch.randn(4, 3)
+    # requires_grad: with no input needing a gradient, torch 2.9 warns that the
+    # backward pre-hook fires for the outputs only, and the check would report the
+    # warning instead of the answer
+    inputs = torch.randn(4, 3, requires_grad=True)
     returned: list[object] = []
 
     def spy(module: nn.Module, grad_output: tuple[torch.Tensor, ...]) -> Any:
