@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import importlib
 import json
 import re
 import string
 import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -423,6 +425,14 @@ WRONG = [
     ("09.2", lambda model, x: str(model), "not_calls"),
     ("09.3", lambda result: result[-1], "wrong_row"),
 ]
+
+# The answers of the later pages' exercises: one module per range of pages,
+# tests/exercise_answers_NN_MM.py, each with its own RIGHT (dict) and WRONG (list)
+for _path in sorted(Path(__file__).parent.glob("exercise_answers_*.py")):
+    _answers = importlib.import_module(_path.stem)
+    assert not set(_answers.RIGHT) & set(RIGHT), _path.name
+    RIGHT.update(_answers.RIGHT)
+    WRONG.extend(_answers.WRONG)
 
 
 def test_every_code_exercise_has_a_right_and_a_wrong_answer_here() -> None:
