@@ -76,6 +76,41 @@ class Unchecked(Net):  # the checkpoint forgotten
         return x.sum()
 
 
+# -- page 30: distributed data parallel -------------------------------------------------------
+
+
+def three_steps(ddp_model, batch):
+    for step in range(3):
+        ddp_model.zero_grad()
+        if step == 0:
+            with ddp_model.no_sync():
+                ddp_model(batch).sum().backward()
+        else:
+            ddp_model(batch).sum().backward()
+
+
+def three_steps_forward_outside(ddp_model, batch):  # DDP decided to sync in the forward pass
+    for step in range(3):
+        ddp_model.zero_grad()
+        loss = ddp_model(batch).sum()
+        if step == 0:
+            with ddp_model.no_sync():
+                loss.backward()
+        else:
+            loss.backward()
+
+
+def three_synced_steps(ddp_model, batch):
+    for _ in range(3):
+        ddp_model.zero_grad()
+        ddp_model(batch).sum().backward()
+
+
+def three_steps_never_synced(ddp_model, batch):
+    with ddp_model.no_sync():
+        three_synced_steps(ddp_model, batch)
+
+
 # -- page 31: state-dict hooks -----------------------------------------------------------
 
 
@@ -112,6 +147,7 @@ def double_grads(grad_outputs):
 RIGHT = {
     "28.2": prune_together,
     "29.2": HalfCheckpointed,
+    "30.1": three_steps,
     "31.1": accept_missing_scale,
     "32.1": double_grads,
 }
@@ -125,6 +161,10 @@ WRONG = [
     ("29.2", Unchecked, "checkpointed_none"),
     ("29.2", FirstHalfCheckpointed, "wrong_blocks"),
     ("29.2", lambda use_checkpoint: nn.Linear(2, 2), "not_a_net"),
+    ("30.1", three_steps_forward_outside, "forward_outside"),
+    ("30.1", three_synced_steps, "synced_step_0"),
+    ("30.1", three_steps_never_synced, "never_synced"),
+    ("30.1", lambda ddp_model, batch: ddp_model(batch), "wrong_steps"),
     ("31.1", accept_everything, "accepted_all"),
     ("31.1", filter_a_copy, "still_missing"),
     ("31.1", return_the_keys, "returned_value"),

@@ -1,4 +1,4 @@
-"""The checks of chapter 6, PyTorch uses hooks (pages 28 to 32): pruning, checkpointing, state dicts.
+"""The checks of chapter 6, PyTorch uses hooks (pages 28 to 32): pruning to autograd graph hooks.
 
 Most exercises of these pages run an experiment and ask what happens and why:
 they are answered in words. The ones that ask for code are checked here.
@@ -6,9 +6,13 @@ they are answered in words. The ones that ask for code are checked here.
 
 from __future__ import annotations
 
+import contextlib
+import gc
+from collections.abc import Iterator
 from typing import Any
 
 import torch
+import torch.distributed as dist
 from torch import nn
 from torch.nn.utils import prune
 
@@ -18,7 +22,7 @@ from ._helpers import require_callable, returned_type
 from ._language import Text
 from ._registry import Problem, Values, exercise, prose
 
-prose("28.1", "28.3", "29.1", "29.3", "31.2", "31.3", "32.2", "32.3")
+prose("28.1", "28.3", "29.1", "29.3", "30.2", "30.3", "30.4", "31.2", "31.3", "32.2", "32.3")
 
 
 # -- page 28: pruning -------------------------------------------------------------------
@@ -194,6 +198,117 @@ def _half_checkpointed(answer: object) -> Values:
     if recomputed not in (list(range(0, len(calls), 2)), list(range(1, len(calls), 2))):
         raise Problem("wrong_blocks", **shown)
     return shown
+
+
+# -- page 30: distributed data parallel -------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _world_of_one() -> Iterator[None]:
+    """A gloo process group of one process, in memory (no port), destroyed afterwards.
+
+    DDP needs a process group; one rank is enough to see when it communicates.
+    A group the learner already made is used as it is, and left alone.
+    """
+    if dist.is_initialized():
+        yield
+        return
+    store = dist.HashStore()  # type: ignore[attr-defined]  # in memory: one process
+    dist.init_process_group("gloo", store=store, rank=0, world_size=1)
+    try:
+        yield
+    finally:
+        gc.collect()  # a DDP model in a reference cycle holds the group
+        dist.destroy_process_group()
+
+
+@exercise(
+    "30.1",
+    passed=Text(
+        "Run by your function on one process, step 0 logged no bucket, step 1 logged the "
+        "bucket sizes {first} and step 2 {second}: under `no_sync()` DDP neither "
+        "communicates nor calls the communication hook, and it rebuilds its buckets only "
+        "after a step that communicated.",
+        "在一个进程上由你的函数运行时，第 0 步没有记录任何桶，第 1 步记录的桶大小为 {first}，"
+        "第 2 步为 {second}。在 `no_sync()` 之下，DDP 既不通信，也不调用通信钩子；"
+        "它只在一个通信过的步之后才重建它的桶。",
+    ),
+    wrong_steps=Text(
+        "Your function took {steps} step(s) (forward passes of the model), not three; "
+        "run step 0 inside `with ddp_model.no_sync():`.",
+        "你的函数走了 {steps} 步（模型的前向传播次数），而不是三步；请把第 0 步放在 "
+        "`with ddp_model.no_sync():` 之内。",
+    ),
+    forward_outside=Text(
+        "Step 0 still communicated (bucket sizes {logged}): its backward pass ran "
+        "inside `no_sync()`, but its forward pass did not. DDP decides in the forward pass "
+        "whether the coming backward pass communicates; put the forward pass inside "
+        "`with ddp_model.no_sync():` too.",
+        "第 0 步仍然通信了（桶大小 {logged}）。它的反向传播在 `no_sync()` 之内，前向传播却不在。"
+        "DDP 在前向传播时就决定接下来的反向传播是否通信，请把前向传播也放进 "
+        "`with ddp_model.no_sync():`。",
+    ),
+    synced_step_0=Text(
+        "Step 0 communicated (bucket sizes {logged}): run its forward and backward "
+        "passes inside `with ddp_model.no_sync():`.",
+        "第 0 步通信了（桶大小 {logged}），请把它的前向传播和反向传播放进 "
+        "`with ddp_model.no_sync():`。",
+    ),
+    never_synced=Text(
+        "{count} of the two later steps logged no bucket either: only step 0 runs under "
+        "`no_sync()`; the later steps communicate, and they average what step 0 kept too.",
+        "之后的两步中，有 {count} 步也没有记录任何桶。只有第 0 步在 `no_sync()` 之下运行；之后的步要通信，"
+        "它们也会把第 0 步留下的梯度一起平均。",
+    ),
+)
+def _three_steps(answer: object) -> Values:
+    three_steps = require_callable(answer)
+    from torch.nn.parallel import DistributedDataParallel  # noqa: PLC0415 - only this check
+
+    with _world_of_one():
+        model = watch(nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4)))
+        ddp_model = DistributedDataParallel(model, bucket_cap_mb=0.0003)  # tiny buckets
+        ddp = [ddp_model]  # the hooks read it from here: emptied before the group goes
+        logged: list[list[int]] = []  # per step: the sizes of the buckets communicated
+        syncing: list[list[bool]] = []  # per step: will DDP sync, in forward and in backward
+
+        def log_size(bucket: Any) -> torch.futures.Future[torch.Tensor]:
+            logged[-1].append(bucket.buffer().numel())
+            done: torch.futures.Future[torch.Tensor] = torch.futures.Future()
+            done.set_result(bucket.buffer())  # one process: the average is its own gradient
+            return done
+
+        def new_step(module: nn.Module, args: object) -> None:
+            logged.append([])
+            syncing.append([ddp[0].require_backward_grad_sync])
+
+        def in_backward(grad: torch.Tensor) -> None:
+            if syncing:
+                syncing[-1].append(ddp[0].require_backward_grad_sync)
+
+        # a lambda: DDP compares a hook's annotations with its own classes, and this
+        # module's annotations are strings (from __future__ import annotations)
+        ddp_model.register_comm_hook(state=None, hook=lambda state, bucket: log_size(bucket))
+        last_layer: Any = model[2]  # Any: nn.Module does not declare bias
+        try:
+            with (
+                model.register_forward_pre_hook(new_step),
+                last_layer.bias.register_hook(in_backward),
+            ):
+                three_steps(ddp_model, torch.randn(4, 8))
+        finally:  # nothing may hold DDP when the group is destroyed
+            del ddp_model
+            ddp.clear()
+    if len(logged) != 3:
+        raise Problem("wrong_steps", steps=len(logged))
+    if logged[0]:
+        forward_synced = syncing[0][0] and not all(syncing[0][1:])
+        name = "forward_outside" if forward_synced else "synced_step_0"
+        raise Problem(name, logged=logged[0])
+    silent = [step for step in (1, 2) if not logged[step]]
+    if silent:
+        raise Problem("never_synced", count=len(silent))
+    return {"first": logged[1], "second": logged[2]}
 
 
 # -- page 31: state-dict hooks -----------------------------------------------------------
