@@ -6,6 +6,8 @@ that passes its check, ``WRONG`` lists (exercise, answer, the problem its check 
 
 from __future__ import annotations
 
+import torch
+
 # -- page 10 -------------------------------------------------------------------------------
 
 
@@ -70,10 +72,77 @@ def pre_relu_gradient_hook_left(model, inputs):
     return grads["pre_relu"]
 
 
+# -- page 11 -------------------------------------------------------------------------------
+
+
+def clamp_elements(param):
+    param.grad.clamp_(-0.5, 0.5)
+
+
+def clamp_returned(param):
+    return param.grad.clamp(-0.5, 0.5)
+
+
+def clip_norm(param):
+    torch.nn.utils.clip_grad_norm_([param], 0.5)
+
+
+def clamp_too_far(param):
+    param.grad.clamp_(-0.1, 0.1)
+
+
+def clamp_nothing(param):
+    pass
+
+
+def make_halve_every_10():
+    calls = 0
+
+    def halve_every_10(optimizer, args, kwargs):
+        nonlocal calls
+        calls += 1
+        if calls % 10 == 0:
+            for group in optimizer.param_groups:
+                group["lr"] /= 2
+
+    return halve_every_10
+
+
+def make_halve_first_group():
+    calls = 0
+
+    def halve_first_group(optimizer, args, kwargs):
+        nonlocal calls
+        calls += 1
+        if calls % 10 == 0:
+            optimizer.param_groups[0]["lr"] /= 2
+
+    return halve_first_group
+
+
+def make_halve_too_early():
+    calls = 0
+
+    def halve_too_early(optimizer, args, kwargs):  # counts after testing: steps 1, 11, 21
+        nonlocal calls
+        if calls % 10 == 0:
+            for group in optimizer.param_groups:
+                group["lr"] /= 2
+        calls += 1
+
+    return halve_too_early
+
+
+def never_halve(optimizer, args, kwargs):
+    pass
+
+
 RIGHT: dict[str, object] = {
     "10.1": triple,
     "10.2": (halve, add_one),
     "10.3": pre_relu_gradient,
+    "11.1": clamp_elements,
+    "11.3": make_halve_every_10(),
 }
 
 WRONG: list[tuple[str, object, str]] = [
@@ -88,4 +157,11 @@ WRONG: list[tuple[str, object, str]] = [
     ("10.3", pre_relu_activation, "wrong_gradient"),
     ("10.3", lambda model, inputs: None, "not_a_tensor"),
     ("10.3", pre_relu_gradient_hook_left, "hooks_left"),
+    ("11.1", clamp_returned, "returned_clipped"),
+    ("11.1", clamp_nothing, "unchanged"),
+    ("11.1", clip_norm, "norm_clipped"),
+    ("11.1", clamp_too_far, "wrong_values"),
+    ("11.3", make_halve_first_group(), "one_group"),
+    ("11.3", make_halve_too_early(), "wrong_steps"),
+    ("11.3", never_halve, "never_halved"),
 ]

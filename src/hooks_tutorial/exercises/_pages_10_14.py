@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
 import torch
 from torch import nn
 
+from ..gradtools import clip_gradients
 from ._guard import watch
 from ._helpers import require_callable, returned_type
 from ._language import Text
-from ._registry import Problem, Values, exercise
+from ._registry import Problem, Values, exercise, prose
+
+prose("11.2")
 
 # -- page 10: tensor hooks ----------------------------------------------------------------
 
@@ -179,3 +183,170 @@ def _pre_relu_gradient(answer: object) -> Values:
     inactive = int((after == 0).sum())
     assert 0 < inactive < after.numel()  # the seeded case has both kinds of entries
     return {"inactive": inactive, "total": after.numel()}
+
+
+# -- page 11: parameter hooks -------------------------------------------------------------
+
+
+class _TwoScales(nn.Module):
+    """Page 11's ``TwoScales``: ``large`` sees its input scaled by 100, so its gradient is big."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.small = nn.Linear(4, 4)
+        self.large = nn.Linear(4, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out: torch.Tensor = self.small(x) + self.large(100 * x)
+        return out
+
+
+@exercise(
+    "11.1",
+    passed=Text(
+        "With your hook on every parameter, each gradient entry was clipped to [-0.5, 0.5] "
+        "on its own (the largest entry was {largest:.1f} before), and the gradients equal "
+        "those of `ht.clip_gradients(model, max_value=0.5)`. The hook changed `param.grad` "
+        "in place, after autograd had accumulated it.",
+        "在每个参数上注册你的钩子后，梯度的每个元素都被单独裁剪到 [-0.5, 0.5]（裁剪前最大的元素是 "
+        "{largest:.1f}），得到的梯度与 `ht.clip_gradients(model, max_value=0.5)` 的相同。"
+        "钩子在自动求导累加完梯度之后，原地修改了 `param.grad`。",
+    ),
+    returned_clipped=Text(
+        "The gradients did not change: your hook returned the clipped gradient, and a "
+        "post-accumulate hook's return value is ignored (it receives the parameter, not the "
+        "gradient). Change the gradient in place: `param.grad.clamp_(-0.5, 0.5)`.",
+        "梯度没有变化，你的钩子返回了裁剪后的梯度，而累加后钩子的返回值会被忽略（它收到的是参数，"
+        "不是梯度）。请原地修改梯度：`param.grad.clamp_(-0.5, 0.5)`。",
+    ),
+    unchanged=Text(
+        "The gradients did not change (the largest entry is still {largest:.1f}): clip "
+        "`param.grad` in place, `param.grad.clamp_(-0.5, 0.5)`.",
+        "梯度没有变化（最大的元素仍是 {largest:.1f}），请原地裁剪 `param.grad`："
+        "`param.grad.clamp_(-0.5, 0.5)`。",
+    ),
+    norm_clipped=Text(
+        "Your hook scaled each gradient down to a norm of at most 0.5: that is clipping by "
+        "norm, which keeps a gradient's direction. The exercise clips each element on its "
+        "own, `param.grad.clamp_(-0.5, 0.5)`, which can change the direction.",
+        "你的钩子把每个梯度按比例缩小到范数不超过 0.5，这是按范数裁剪，它保持梯度的方向。"
+        "练习要求逐元素裁剪，`param.grad.clamp_(-0.5, 0.5)`，这可能改变方向。",
+    ),
+    wrong_values=Text(
+        "After your hook, the gradient of `{name}` is not its entries clipped to [-0.5, 0.5] "
+        "(largest difference {difference:.3g}): clip with `param.grad.clamp_(-0.5, 0.5)`.",
+        "经过你的钩子之后，`{name}` 的梯度不是其元素裁剪到 [-0.5, 0.5] 的结果（最大相差 "
+        "{difference:.3g}），请用 `param.grad.clamp_(-0.5, 0.5)` 裁剪。",
+    ),
+)
+def _clamp_elements(answer: object) -> Values:
+    clamp_elements = require_callable(answer)
+    model = watch(_TwoScales())
+    inputs, targets = torch.randn(8, 4), torch.randn(8, 4)
+
+    def backward() -> dict[str, torch.Tensor]:
+        model.zero_grad(set_to_none=True)
+        nn.functional.mse_loss(model(inputs), targets).backward()  # type: ignore[no-untyped-call]
+        return {
+            n: p.grad.detach().clone() for n, p in model.named_parameters() if p.grad is not None
+        }
+
+    plain = backward()
+    returned: list[object] = []
+
+    def spy(param: torch.Tensor) -> None:
+        returned.append(clamp_elements(param))
+
+    handles = [
+        p.register_post_accumulate_grad_hook(spy)  # type: ignore[no-untyped-call]
+        for p in model.parameters()
+    ]
+    try:
+        got = backward()
+    finally:
+        for handle in handles:
+            handle.remove()
+    with clip_gradients(model, max_value=0.5):
+        library = backward()
+    largest = max(g.abs().max().item() for g in plain.values())
+    assert largest > 0.5  # the check's case needs clipping
+    if all(torch.equal(got[n], plain[n]) for n in plain):
+        if any(r is not None for r in returned):
+            raise Problem("returned_clipped")
+        raise Problem("unchanged", largest=largest)
+    for name, grad in plain.items():
+        expected = grad.clamp(-0.5, 0.5)
+        if torch.equal(got[name], expected):  # exact: clamp only copies or replaces values
+            continue
+        # a scaled copy of the gradient with a norm of at most 0.5 (1e-4: float32 rounding)
+        scaled = [
+            got[n].norm() <= 0.5 + 1e-4
+            and nn.functional.cosine_similarity(got[n].flatten(), g.flatten(), dim=0) > 1 - 1e-4
+            for n, g in plain.items()
+        ]
+        if all(scaled):
+            raise Problem("norm_clipped")
+        raise Problem(
+            "wrong_values", name=name, difference=(got[name] - expected).abs().max().item()
+        )
+    assert all(torch.equal(got[n], library[n]) for n in got)
+    return {"largest": largest}
+
+
+@exercise(
+    "11.3",
+    passed=Text(
+        "In 30 steps of an SGD optimizer with two parameter groups, your pre-hook halved "
+        "both learning rates at steps 10, 20 and 30, and each of those steps already used the new "
+        "rate: a step pre-hook runs before its step.",
+        "在一个有两个参数组的 SGD 优化器的 30 步中，你的预钩子在第 10、20 和 30 步把两个学习率都减半了，"
+        "而且这几步用的已经是新的学习率，因为 step 预钩子在它的那一步之前运行。",
+    ),
+    never_halved=Text(
+        "In 30 steps, your pre-hook never changed the learning rate: divide "
+        '`group["lr"]` by 2 for every group of `optimizer.param_groups`, at every 10th call.',
+        "在 30 步中，你的预钩子一次也没有改变学习率，请在每第 10 次调用时，把 "
+        '`optimizer.param_groups` 中每个参数组的 `group["lr"]` 除以 2。',
+    ),
+    one_group=Text(
+        "Your pre-hook halved the learning rate of the first parameter group only; the "
+        "second kept `lr={lr:g}`. An optimizer may have several groups: halve "
+        '`group["lr"]` in a loop over `optimizer.param_groups`.',
+        "你的预钩子只把第一个参数组的学习率减半了，第二个仍是 `lr={lr:g}`。一个优化器可以有多个"
+        '参数组，请遍历 `optimizer.param_groups`，把每个 `group["lr"]` 减半。',
+    ),
+    wrong_steps=Text(
+        "Steps 1, 10, 20 and 30 of the check's fresh optimizer used the rates {rates}; "
+        "halving every 10 steps gives 0.1, 0.05, 0.025 and 0.0125: the first "
+        "halving belongs in the pre-hook of step 10. If your counter lives outside the hook "
+        "(a global, a function attribute), it may still hold the count of an earlier run: "
+        "make its count a multiple of 10 again, or count each optimizer's steps on their own.",
+        "检查新建的优化器在第 1、10、20 和 30 步用的学习率是 {rates}；每 10 步减半应为 0.1、0.05、0.025、0.0125，第一次减半应在第 10 步的预钩子中进行。如果你的计数器"
+        "放在钩子之外（全局变量、函数属性），它可能还保留着之前运行的计数，请让它重新成为 10 的"
+        "倍数，或者为每个优化器分别计数。",
+    ),
+)
+def _halve_every_10(answer: object) -> Values:
+    halve_every_10 = require_callable(answer)
+    first, second = nn.Parameter(torch.zeros(1)), nn.Parameter(torch.zeros(1))
+    groups: list[dict[str, Any]] = [{"params": [first]}, {"params": [second], "lr": 0.01}]
+    optimizer = torch.optim.SGD(groups, lr=0.1)
+    used: list[tuple[float, float]] = []
+    with optimizer.register_step_pre_hook(halve_every_10):
+        for _ in range(30):
+            for p in (first, second):
+                p.grad = torch.ones(1)
+            optimizer.step()
+            # what this step used: a pre-hook changes the rate before the step reads it
+            used.append((optimizer.param_groups[0]["lr"], optimizer.param_groups[1]["lr"]))
+    expected = [0.1 * 0.5 ** (step // 10) for step in range(1, 31)]
+    firsts = [lr for lr, _ in used]
+    # isclose: 0.1 halved three times may be computed as 0.1 * 0.125 or as three divisions
+    if all(math.isclose(lr, 0.1) for lr in firsts):
+        raise Problem("never_halved")
+    if not all(math.isclose(a, b) for a, b in zip(firsts, expected, strict=True)):
+        rates = [firsts[i] for i in (0, 9, 19, 29)]
+        raise Problem("wrong_steps", rates=[float(f"{r:.4g}") for r in rates])
+    if not all(math.isclose(b, a / 10) for a, b in used):
+        raise Problem("one_group", lr=used[-1][1])
+    return {}
