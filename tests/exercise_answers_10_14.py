@@ -6,7 +6,11 @@ that passes its check, ``WRONG`` lists (exercise, answer, the problem its check 
 
 from __future__ import annotations
 
+import contextlib
+
 import torch
+from torch import nn
+from torch.autograd.graph import saved_tensors_hooks
 
 # -- page 10 -------------------------------------------------------------------------------
 
@@ -137,12 +141,87 @@ def never_halve(optimizer, args, kwargs):
     pass
 
 
+# -- page 12 -------------------------------------------------------------------------------
+
+
+def _counting_hooks(counts):
+    def counting_pack(tensor):
+        counts["pack"] += 1
+        return tensor
+
+    def counting_unpack(tensor):
+        counts["unpack"] += 1
+        return tensor
+
+    return saved_tensors_hooks(counting_pack, counting_unpack)
+
+
+def count_pack_unpack(model, inputs, targets):
+    counts = {"pack": 0, "unpack": 0}
+    with _counting_hooks(counts):
+        loss = nn.functional.cross_entropy(model(inputs), targets)
+    loss.backward()
+    return counts
+
+
+def count_forward_only(model, inputs, targets):
+    counts = {"pack": 0, "unpack": 0}
+    with _counting_hooks(counts):
+        nn.functional.cross_entropy(model(inputs), targets)
+    return counts
+
+
+def count_model_only(model, inputs, targets):
+    counts = {"pack": 0, "unpack": 0}
+    with _counting_hooks(counts):
+        outputs = model(inputs)
+    nn.functional.cross_entropy(outputs, targets).backward()
+    return counts
+
+
+def count_twice(model, inputs, targets):
+    first = count_pack_unpack(model, inputs, targets)
+    second = count_pack_unpack(model, inputs, targets)
+    return {kind: first[kind] + second[kind] for kind in first}
+
+
+def low_precision_hooks(dtype):
+    def pack(tensor):
+        if tensor.dtype != torch.float32:
+            return tensor, None
+        return tensor.to(dtype), tensor.dtype
+
+    def unpack(stored):
+        tensor, original_dtype = stored
+        return tensor if original_dtype is None else tensor.to(original_dtype)
+
+    return saved_tensors_hooks(pack, unpack)
+
+
+def low_precision_kept(dtype):
+    return saved_tensors_hooks(lambda tensor: tensor.to(dtype), lambda stored: stored)
+
+
+def float16_always(dtype):
+    return saved_tensors_hooks(lambda tensor: tensor.half(), lambda stored: stored.float())
+
+
+def full_precision(dtype):
+    return saved_tensors_hooks(lambda tensor: tensor, lambda stored: stored)
+
+
+def low_precision_context(dtype):  # a context manager, but not one the check can look into
+    return contextlib.nullcontext()
+
+
 RIGHT: dict[str, object] = {
     "10.1": triple,
     "10.2": (halve, add_one),
     "10.3": pre_relu_gradient,
     "11.1": clamp_elements,
     "11.3": make_halve_every_10(),
+    "12.1": count_pack_unpack,
+    "12.2": low_precision_hooks,
 }
 
 WRONG: list[tuple[str, object, str]] = [
@@ -164,4 +243,12 @@ WRONG: list[tuple[str, object, str]] = [
     ("11.3", make_halve_first_group(), "one_group"),
     ("11.3", make_halve_too_early(), "wrong_steps"),
     ("11.3", never_halve, "never_halved"),
+    ("12.1", count_forward_only, "no_backward"),
+    ("12.1", count_model_only, "loss_outside"),
+    ("12.1", count_twice, "wrong_counts"),
+    ("12.1", lambda model, inputs, targets: 8, "not_counts"),
+    ("12.2", low_precision_kept, "unpacked_dtype"),
+    ("12.2", float16_always, "ignored_dtype"),
+    ("12.2", full_precision, "not_compressed"),
+    ("12.2", low_precision_context, "not_hooks"),
 ]

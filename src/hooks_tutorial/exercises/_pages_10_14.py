@@ -8,6 +8,7 @@ from typing import Any
 
 import torch
 from torch import nn
+from torch.autograd.graph import saved_tensors_hooks
 
 from ..gradtools import clip_gradients
 from ._guard import watch
@@ -15,7 +16,7 @@ from ._helpers import require_callable, returned_type
 from ._language import Text
 from ._registry import Problem, Values, exercise, prose
 
-prose("11.2")
+prose("11.2", "12.3")
 
 # -- page 10: tensor hooks ----------------------------------------------------------------
 
@@ -350,3 +351,168 @@ def _halve_every_10(answer: object) -> Values:
     if not all(math.isclose(b, a / 10) for a, b in used):
         raise Problem("one_group", lr=used[-1][1])
     return {}
+
+
+# -- page 12: saved-tensor hooks ----------------------------------------------------------
+
+
+def _small_classifier() -> tuple[nn.Module, torch.Tensor, torch.Tensor]:
+    """Page 12's kind of model, small: two linear layers with a ReLU, a batch and its labels."""
+    model = watch(nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 4)))
+    return model, torch.randn(8, 16), torch.randint(0, 4, (8,))
+
+
+def _gradients(
+    model: nn.Module, inputs: torch.Tensor, targets: torch.Tensor, hooks: saved_tensors_hooks
+) -> list[torch.Tensor]:
+    """One forward and backward pass with ``hooks`` around the forward pass; the gradients."""
+    model.zero_grad(set_to_none=True)
+    with hooks:
+        loss = nn.functional.cross_entropy(model(inputs), targets)
+    loss.backward()  # type: ignore[no-untyped-call]
+    return [p.grad.detach().clone() for p in model.parameters() if p.grad is not None]
+
+
+@exercise(
+    "12.1",
+    passed=Text(
+        "For one training step of a small two-layer model your function counted "
+        "`{counts}`, as many pack calls as unpack calls: the backward pass unpacks every "
+        "tensor that the graph saved, once.",
+        "对一个两层小模型的一个训练步，你的函数数出了 `{counts}`，pack 和 unpack 的调用次数相同，"
+        "因为反向传播会把计算图保存的每个张量解包一次。",
+    ),
+    not_counts=Text(
+        "`count_pack_unpack(model, inputs, targets)` returned `{returned}`; it should return "
+        'a dictionary `{{"pack": ..., "unpack": ...}}`.',
+        "`count_pack_unpack(model, inputs, targets)` 返回了 `{returned}`；它应当返回一个字典 "
+        '`{{"pack": ..., "unpack": ...}}`。',
+    ),
+    no_backward=Text(
+        "Your function counted `{counts}`: no unpack call. Unpack hooks run when the backward "
+        "pass needs a saved tensor: call `loss.backward()` (it may be outside the `with` "
+        "block; the hooks stay with the tensors they packed).",
+        "你的函数数出了 `{counts}`，没有一次 unpack 调用。unpack 钩子在反向传播需要已保存张量时才运行，"
+        "请调用 `loss.backward()`（它可以在 `with` 块之外，钩子会跟随它们打包的张量）。",
+    ),
+    loss_outside=Text(
+        "Your function counted `{counts}`; one training step saves {expected} tensors. The "
+        "loss saves tensors too: compute `cross_entropy(model(inputs), targets)` inside the "
+        "`with` block.",
+        "你的函数数出了 `{counts}`；一个训练步会保存 {expected} 个张量。损失函数也会保存张量，"
+        "请在 `with` 块中计算 `cross_entropy(model(inputs), targets)`。",
+    ),
+    wrong_counts=Text(
+        "Your function counted `{counts}`; one training step of the check's model, with "
+        "`cross_entropy` as the loss, calls pack and unpack {expected} times each.",
+        "你的函数数出了 `{counts}`；检查所用模型的一个训练步（损失为 `cross_entropy`），"
+        "pack 和 unpack 各被调用 {expected} 次。",
+    ),
+)
+def _count_pack_unpack(answer: object) -> Values:
+    count_pack_unpack = require_callable(answer)
+    model, inputs, targets = _small_classifier()
+    expected = {"pack": 0, "unpack": 0}
+    in_model = {"pack": 0}
+
+    def count(kind: str, counts: dict[str, int]) -> Callable[[Any], Any]:
+        def hook(tensor: Any) -> Any:
+            counts[kind] += 1
+            return tensor
+
+        return hook
+
+    with saved_tensors_hooks(count("pack", expected), count("unpack", expected)):
+        loss = nn.functional.cross_entropy(model(inputs), targets)
+    loss.backward()  # type: ignore[no-untyped-call]
+    with saved_tensors_hooks(count("pack", in_model), lambda t: t):
+        model(inputs)
+    assert expected["pack"] == expected["unpack"] > in_model["pack"]
+    counts = count_pack_unpack(model, inputs, targets)
+    if not isinstance(counts, dict) or set(counts) != {"pack", "unpack"}:
+        raise Problem("not_counts", returned=repr(counts))
+    shown: dict[str, object] = {"counts": counts, "expected": expected["pack"]}
+    if counts == expected:
+        return shown
+    if counts["unpack"] == 0:
+        raise Problem("no_backward", **shown)
+    if counts == {"pack": in_model["pack"], "unpack": in_model["pack"]}:
+        raise Problem("loss_outside", **shown)
+    raise Problem("wrong_counts", **shown)
+
+
+@exercise(
+    "12.2",
+    passed=Text(
+        "Your hooks store a float32 tensor as bfloat16 and give it back as float32, rounded "
+        "to bfloat16's 8 significant bits. On a small model the gradients' relative error is "
+        "{error:.1e} with bfloat16 and {float16:.1e} with float16: bfloat16 keeps float32's "
+        "range but rounds to steps 8 times coarser.",
+        "你的钩子把 float32 张量存成 bfloat16，取回时又还原为 float32，数值按 bfloat16 的 8 位"
+        "有效位舍入。在一个小模型上，梯度的相对误差用 bfloat16 时是 {error:.1e}，用 float16 时是 "
+        "{float16:.1e}。bfloat16 保留了 float32 的数值范围，但舍入的步长粗 8 倍。",
+    ),
+    not_hooks=Text(
+        "`low_precision_hooks(torch.bfloat16)` returned a `{got}`; it should return the "
+        "pack and unpack hooks as `torch.autograd.graph.saved_tensors_hooks(pack, unpack)`, "
+        "to be used in a `with` block.",
+        "`low_precision_hooks(torch.bfloat16)` 返回了一个 `{got}`；它应当以 "
+        "`torch.autograd.graph.saved_tensors_hooks(pack, unpack)` 的形式返回 pack 和 unpack 钩子，"
+        "以便在 `with` 块中使用。",
+    ),
+    unpacked_dtype=Text(
+        "Your unpack hook gave back a {got} tensor for a saved float32 tensor: autograd "
+        "needs the saved tensor back as it was saved, in float32. Convert it back in "
+        "`unpack` (`tensor.to(torch.float32)`, or to the dtype that `pack` stored with it).",
+        "对一个 float32 的已保存张量，你的 unpack 钩子返回了 {got} 张量。自动求导需要按保存时的样子取回"
+        "已保存张量，也就是 float32。请在 `unpack` 中把它转换回去（`tensor.to(torch.float32)`，"
+        "或转换为 `pack` 与它一起保存的 dtype）。",
+    ),
+    not_compressed=Text(
+        "With `low_precision_hooks(torch.bfloat16)`, a saved float32 tensor came back with "
+        "every value unchanged: it was stored in float32. Store `tensor.to(dtype)` in `pack`.",
+        "使用 `low_precision_hooks(torch.bfloat16)` 时，一个 float32 的已保存张量取回后每个值都"
+        "没有变化，说明它是以 float32 保存的。请在 `pack` 中保存 `tensor.to(dtype)`。",
+    ),
+    ignored_dtype=Text(
+        "With `low_precision_hooks(torch.bfloat16)`, a saved tensor came back rounded to "
+        "float16, not bfloat16: use the `dtype` argument in `pack`, `tensor.to(dtype)`.",
+        "使用 `low_precision_hooks(torch.bfloat16)` 时，已保存张量取回后是按 float16 而不是 "
+        "bfloat16 舍入的，请在 `pack` 中使用参数 `dtype`：`tensor.to(dtype)`。",
+    ),
+    wrong_values=Text(
+        "With `low_precision_hooks(torch.bfloat16)`, a saved tensor came back with values "
+        "other than the tensor rounded to bfloat16 (largest difference {difference:.3g}): "
+        "store `tensor.to(dtype)` in `pack`, and return it `.to(torch.float32)` in `unpack`.",
+        "使用 `low_precision_hooks(torch.bfloat16)` 时，已保存张量取回后的值不等于该张量按 "
+        "bfloat16 舍入的结果（最大相差 {difference:.3g}），请在 `pack` 中保存 `tensor.to(dtype)`，"
+        "在 `unpack` 中返回它的 `.to(torch.float32)`。",
+    ),
+)
+def _low_precision_hooks(answer: object) -> Values:
+    low_precision_hooks = require_callable(answer)
+    hooks = low_precision_hooks(torch.bfloat16)
+    if not isinstance(hooks, saved_tensors_hooks):
+        raise Problem("not_hooks", got=type(hooks).__name__)
+    saved = torch.randn(1000)
+    back: object = hooks.unpack_hook(hooks.pack_hook(saved))  # the learner's: anything
+    if not isinstance(back, torch.Tensor) or back.dtype != torch.float32:
+        got = back.dtype if isinstance(back, torch.Tensor) else type(back).__name__
+        raise Problem("unpacked_dtype", got=str(got).removeprefix("torch."))
+    # exact: a conversion to another dtype and back rounds each value the same on any machine
+    if torch.equal(back, saved):
+        raise Problem("not_compressed")
+    if torch.equal(back, saved.half().float()):
+        raise Problem("ignored_dtype")
+    expected = saved.to(torch.bfloat16).float()
+    if back.shape != saved.shape or not torch.equal(back, expected):
+        difference = (back - expected).abs().max().item() if back.shape == saved.shape else 0
+        raise Problem("wrong_values", difference=difference)
+    model, inputs, targets = _small_classifier()
+    exact = _gradients(model, inputs, targets, saved_tensors_hooks(lambda t: t, lambda t: t))
+
+    def error(dtype: torch.dtype) -> float:
+        approx = _gradients(model, inputs, targets, low_precision_hooks(dtype))
+        return max(float((a - e).norm() / e.norm()) for a, e in zip(approx, exact, strict=True))
+
+    return {"error": error(torch.bfloat16), "float16": error(torch.float16)}
