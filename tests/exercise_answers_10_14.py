@@ -214,6 +214,87 @@ def low_precision_context(dtype):  # a context manager, but not one the check ca
     return contextlib.nullcontext()
 
 
+# -- page 13 -------------------------------------------------------------------------------
+
+
+class SafeLog(nn.Module):
+    def forward(self, x):
+        return torch.log(x.abs() + 1e-6)
+
+
+class LogOfAbs(nn.Module):  # finite for negative inputs, -inf at 0
+    def forward(self, x):
+        return torch.log(x.abs())
+
+
+class LogPlusEpsilon(nn.Module):  # NaN for negative inputs
+    def forward(self, x):
+        return torch.log(x + 1e-6)
+
+
+class LogTenths(nn.Module):  # finite, but another function
+    def forward(self, x):
+        return torch.log10(x.abs() + 1e-6)
+
+
+def make_safe_log():  # a function, not a module class
+    return torch.log
+
+
+def dead_units(model, inputs):
+    dead = {}
+
+    def record(name):
+        def hook(module, args, output):
+            dead[name] = (output == 0).all(dim=0).float().mean().item()
+
+        return hook
+
+    relus = [(n, m) for n, m in model.named_modules() if isinstance(m, nn.ReLU)]
+    handles = [m.register_forward_hook(record(f"ReLU {n}")) for n, m in relus]
+    try:
+        with torch.no_grad():
+            model(inputs)
+    finally:
+        for handle in handles:
+            handle.remove()
+    return dead
+
+
+def zero_fractions(model, inputs):
+    found = {}
+    relus = [(n, m) for n, m in model.named_modules() if isinstance(m, nn.ReLU)]
+    handles = [
+        m.register_forward_hook(
+            lambda module, args, output, n=n: found.update({n: (output == 0).float().mean().item()})
+        )
+        for n, m in relus
+    ]
+    with torch.no_grad():
+        model(inputs)
+    for handle in handles:
+        handle.remove()
+    return found
+
+
+def dead_per_input(model, inputs):  # zero for every unit of one input: all(dim=1)
+    found = {}
+    relus = [(n, m) for n, m in model.named_modules() if isinstance(m, nn.ReLU)]
+    handles = [
+        m.register_forward_hook(
+            lambda module, args, output, n=n: found.update(
+                {n: (output == 0).all(dim=1).float().mean().item()}
+            )
+        )
+        for n, m in relus
+    ]
+    with torch.no_grad():
+        model(inputs)
+    for handle in handles:
+        handle.remove()
+    return found
+
+
 RIGHT: dict[str, object] = {
     "10.1": triple,
     "10.2": (halve, add_one),
@@ -222,6 +303,8 @@ RIGHT: dict[str, object] = {
     "11.3": make_halve_every_10(),
     "12.1": count_pack_unpack,
     "12.2": low_precision_hooks,
+    "13.1": SafeLog,
+    "13.3": dead_units,
 }
 
 WRONG: list[tuple[str, object, str]] = [
@@ -251,4 +334,11 @@ WRONG: list[tuple[str, object, str]] = [
     ("12.2", float16_always, "ignored_dtype"),
     ("12.2", full_precision, "not_compressed"),
     ("12.2", low_precision_context, "not_hooks"),
+    ("13.1", LogOfAbs, "inf_at_zero"),
+    ("13.1", LogPlusEpsilon, "still_nan"),
+    ("13.1", LogTenths, "wrong_values"),
+    ("13.1", make_safe_log, "not_a_module"),
+    ("13.3", zero_fractions, "zero_fraction"),
+    ("13.3", dead_per_input, "wrong_fractions"),
+    ("13.3", lambda model, inputs: 0.5, "not_fractions"),
 ]

@@ -16,7 +16,7 @@ from ._helpers import require_callable, returned_type
 from ._language import Text
 from ._registry import Problem, Values, exercise, prose
 
-prose("11.2", "12.3")
+prose("11.2", "12.3", "13.2")
 
 # -- page 10: tensor hooks ----------------------------------------------------------------
 
@@ -516,3 +516,143 @@ def _low_precision_hooks(answer: object) -> Values:
         return max(float((a - e).norm() / e.norm()) for a, e in zip(approx, exact, strict=True))
 
     return {"error": error(torch.bfloat16), "float16": error(torch.float16)}
+
+
+# -- page 13: debugging with hooks --------------------------------------------------------
+
+
+@exercise(
+    "13.1",
+    passed=Text(
+        "`SafeLog` gives `log(|x| + 1e-6)`, finite for negative inputs and for zero, and in "
+        "the page's first model with `SafeLog` in place of its `log` no module's forward hook "
+        "reported a non-finite value: the NaN search finds nothing.",
+        "`SafeLog` 计算 `log(|x| + 1e-6)`，对负数和零也是有限值。把本页第一个模型中的 `log` "
+        "换成 `SafeLog` 之后，没有一个模块的前向钩子报告非有限值，NaN 查找什么也没找到。",
+    ),
+    not_a_module=Text(
+        "`SafeLog()` made a `{got}`, not a module: write a class, `class SafeLog(nn.Module)`, "
+        "with a `forward(self, x)` method, and pass the class itself to the check.",
+        "`SafeLog()` 生成的是一个 `{got}`，而不是模块，请写一个类 `class SafeLog(nn.Module)`，"
+        "带有 `forward(self, x)` 方法，并把这个类本身传给检查。",
+    ),
+    still_nan=Text(
+        "On inputs with negative values, `SafeLog` still gives {nan} NaN values: the logarithm "
+        "of a negative number is NaN. Take the absolute value first, `x.abs()`.",
+        "对含有负值的输入，`SafeLog` 仍然给出 {nan} 个 NaN，负数的对数是 NaN。请先取绝对值 `x.abs()`。",
+    ),
+    inf_at_zero=Text(
+        "`SafeLog` is finite for negative inputs but gives -inf where the input is 0: "
+        "`log(0)` is -inf. Add the small constant before the logarithm, "
+        "`torch.log(x.abs() + 1e-6)`.",
+        "`SafeLog` 对负数输入是有限值，但在输入为 0 的地方给出 -inf，因为 `log(0)` 是 -inf。"
+        "请在取对数之前加上一个小常数：`torch.log(x.abs() + 1e-6)`。",
+    ),
+    wrong_values=Text(
+        "`SafeLog` is finite, but its output is not `torch.log(x.abs() + 1e-6)` (largest "
+        "difference {difference:.3g}).",
+        "`SafeLog` 的输出是有限值，但不等于 `torch.log(x.abs() + 1e-6)`（最大相差 {difference:.3g}）。",
+    ),
+)
+def _safe_log(answer: object) -> Values:
+    made = answer if isinstance(answer, nn.Module) else require_callable(answer)()
+    if not isinstance(made, nn.Module):
+        raise Problem("not_a_module", got=type(made).__name__)
+    safe_log = watch(made)
+    x = torch.tensor([[-2.0, -0.5, 0.0, 0.5, 2.0]])
+    out = safe_log(x).detach()
+    nan = int(out.isnan().sum())
+    if nan:
+        raise Problem("still_nan", nan=nan)
+    if not bool(torch.isfinite(out).all()):
+        raise Problem("inf_at_zero")
+    expected = torch.log(x.abs() + 1e-6)
+    # allclose: an equivalent formula (log1p, another order) may round differently
+    if out.shape != expected.shape or not torch.allclose(out, expected):
+        difference = (out - expected).abs().max().item() if out.shape == expected.shape else 0
+        raise Problem("wrong_values", difference=difference)
+    model = watch(nn.Sequential(nn.Linear(8, 16), nn.Tanh(), safe_log, nn.Linear(16, 4)))
+    reports: list[str] = []
+
+    def check_output(module: nn.Module, args: object, output: torch.Tensor) -> None:
+        if not bool(torch.isfinite(output).all()):
+            reports.append(type(module).__name__)
+
+    handles = [m.register_forward_hook(check_output) for m in model]
+    try:
+        model(torch.randn(5, 8))
+    finally:
+        for handle in handles:
+            handle.remove()
+    assert not reports, reports  # SafeLog is finite, and the layers after it keep it so
+    return {}
+
+
+def _dead_units_model() -> nn.Sequential:
+    """Two ReLU layers of 6 units; a bias of -100 kills units 0 to 2 of the second.
+
+    Units 3 to 5 get a bias of +100, which keeps them alive for any input of the check.
+    """
+    second = nn.Linear(6, 6)
+    with torch.no_grad():
+        second.bias[:3] = -100.0
+        second.bias[3:] = 100.0
+    return nn.Sequential(nn.Linear(4, 6), nn.ReLU(), second, nn.ReLU(), nn.Linear(6, 1))
+
+
+@exercise(
+    "13.3",
+    passed=Text(
+        "On the check's model, whose second hidden layer has 3 of its 6 units pushed below "
+        "zero by a bias of -100, your function found the dead fractions `{found}`: a unit is "
+        "dead when its output is zero for every input of the batch.",
+        "在检查用的模型上（其第二个隐藏层 6 个单元中的 3 个被 -100 的偏置压到零以下），你的函数"
+        "得到的死亡比例是 `{found}`。一个单元对批次中的每个输入输出都为零时，它才是死亡的。",
+    ),
+    not_fractions=Text(
+        "`dead_units(model, inputs)` returned `{returned}`; it should return one fraction per "
+        "ReLU of the model ({count} here), as a dictionary from a name to the fraction.",
+        "`dead_units(model, inputs)` 返回了 `{returned}`；它应当为模型的每个 ReLU（这里有 "
+        "{count} 个）返回一个比例，形式是从名字到比例的字典。",
+    ),
+    zero_fraction=Text(
+        "Your function returned `{found}`, the fraction of outputs that are zero; a unit is "
+        "dead only when it is zero for every input: `(output == 0).all(dim=0).float().mean()`.",
+        "你的函数返回了 `{found}`，也就是输出为零的比例；一个单元只有对每个输入都为零时才是死亡的："
+        "`(output == 0).all(dim=0).float().mean()`。",
+    ),
+    wrong_fractions=Text(
+        "Your function returned `{found}`; the dead fractions of the check's model are "
+        "`{expected}` (the second ReLU has 3 of 6 units dead): count the units whose output "
+        "is zero for every input, `(output == 0).all(dim=0)`.",
+        "你的函数返回了 `{found}`；检查用的模型的死亡比例是 `{expected}`（第二个 ReLU 的 6 个单元中"
+        "有 3 个死亡），请统计对每个输入输出都为零的单元：`(output == 0).all(dim=0)`。",
+    ),
+)
+def _dead_units(answer: object) -> Values:
+    dead_units = require_callable(answer)
+    model = watch(_dead_units_model())
+    inputs = torch.randn(64, 4)
+    relus = [m for m in model if isinstance(m, nn.ReLU)]
+    with torch.no_grad():
+        outputs = [model[1](model[0](inputs))]
+        outputs.append(model[3](model[2](outputs[0])))
+    expected = [(o == 0).all(dim=0).float().mean().item() for o in outputs]
+    zeros = [(o == 0).float().mean().item() for o in outputs]
+    assert expected[1] == 0.5  # the -100 bias, whatever the weights
+    returned = dead_units(model, inputs)
+    values = list(returned.values()) if isinstance(returned, dict) else returned
+    if not (
+        isinstance(values, (list, tuple))
+        and len(values) == len(relus)
+        and all(isinstance(v, (int, float)) for v in values)
+    ):
+        raise Problem("not_fractions", returned=repr(returned), count=len(relus))
+    found = [round(float(v), 3) for v in values]
+    shown: dict[str, object] = {"found": found, "expected": [round(v, 3) for v in expected]}
+    # isclose: a fraction may be computed with another float type
+    if all(math.isclose(a, b, abs_tol=1e-6) for a, b in zip(found, expected, strict=True)):
+        return shown
+    if all(math.isclose(a, b, abs_tol=1e-3) for a, b in zip(found, zeros, strict=True)):
+        raise Problem("zero_fraction", **shown)
+    raise Problem("wrong_fractions", **shown)
