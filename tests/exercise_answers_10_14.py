@@ -295,6 +295,25 @@ def dead_per_input(model, inputs):  # zero for every unit of one input: all(dim=
     return found
 
 
+# -- page 14 -------------------------------------------------------------------------------
+
+
+def make_model():
+    return nn.Sequential(nn.Linear(4, 6), nn.ReLU(), nn.Linear(6, 2))
+
+
+def make_model_in_place():
+    return nn.Sequential(nn.Linear(4, 6), nn.ReLU(inplace=True), nn.Linear(6, 2))
+
+
+def make_model_without_relu():
+    return nn.Sequential(nn.Linear(4, 6), nn.Identity(), nn.Linear(6, 2))
+
+
+def make_model_not_called():
+    return make_model
+
+
 RIGHT: dict[str, object] = {
     "10.1": triple,
     "10.2": (halve, add_one),
@@ -305,6 +324,7 @@ RIGHT: dict[str, object] = {
     "12.2": low_precision_hooks,
     "13.1": SafeLog,
     "13.3": dead_units,
+    "14.1": make_model,
 }
 
 WRONG: list[tuple[str, object, str]] = [
@@ -341,4 +361,7 @@ WRONG: list[tuple[str, object, str]] = [
     ("13.3", zero_fractions, "zero_fraction"),
     ("13.3", dead_per_input, "wrong_fractions"),
     ("13.3", lambda model, inputs: 0.5, "not_fractions"),
+    ("14.1", make_model_in_place, "still_in_place"),
+    ("14.1", make_model_without_relu, "changed_function"),
+    ("14.1", make_model_not_called, "not_a_model"),
 ]

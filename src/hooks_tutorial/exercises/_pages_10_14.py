@@ -16,7 +16,7 @@ from ._helpers import require_callable, returned_type
 from ._language import Text
 from ._registry import Problem, Values, exercise, prose
 
-prose("11.2", "12.3", "13.2")
+prose("11.2", "12.3", "13.2", "14.2", "14.3")
 
 # -- page 10: tensor hooks ----------------------------------------------------------------
 
@@ -656,3 +656,65 @@ def _dead_units(answer: object) -> Values:
     if all(math.isclose(a, b, abs_tol=1e-3) for a, b in zip(found, zeros, strict=True)):
         raise Problem("zero_fraction", **shown)
     raise Problem("wrong_fractions", **shown)
+
+
+# -- page 14: pitfalls --------------------------------------------------------------------
+
+
+@exercise(
+    "14.1",
+    passed=Text(
+        "With a full backward hook on `model[0]` of the model `make_model()` builds, the "
+        "forward and the backward pass ran and the hook fired: the out-of-place ReLU writes "
+        "a new tensor and leaves the hooked module's output untouched. The model computes "
+        "the same function as before.",
+        "在 `make_model()` 构建的模型的 `model[0]` 上注册完整反向钩子后，前向和反向传播都能运行，"
+        "钩子也触发了。非原地的 ReLU 写出一个新张量，不会改动被挂钩模块的输出。模型计算的函数与之前相同。",
+    ),
+    not_a_model=Text(
+        "`make_model()` returned a `{got}`; it should return the model, an "
+        "`nn.Sequential(nn.Linear(4, 6), ..., nn.Linear(6, 2))` of three layers.",
+        "`make_model()` 返回了一个 `{got}`；它应当返回模型，一个三层的 "
+        "`nn.Sequential(nn.Linear(4, 6), ..., nn.Linear(6, 2))`。",
+    ),
+    still_in_place=Text(
+        "With a full backward hook on `model[0]`, the forward pass raised `{error}`: "
+        "`model[1]` still changes the hooked module's output in place. Use `nn.ReLU()`, "
+        "which writes a new tensor, instead of `nn.ReLU(inplace=True)`.",
+        "在 `model[0]` 上注册完整反向钩子后，前向传播抛出了 `{error}`，`model[1]` 仍在原地修改"
+        "被挂钩模块的输出。请用会写出新张量的 `nn.ReLU()` 代替 `nn.ReLU(inplace=True)`。",
+    ),
+    changed_function=Text(
+        "The hook works now, but the model computes another function: its output is not "
+        "`model[2](relu(model[0](x)))`. Keep the ReLU, only not in place: `nn.ReLU()`.",
+        "钩子现在能用了，但模型计算的是另一个函数，它的输出不等于 `model[2](relu(model[0](x)))`。"
+        "请保留 ReLU，只是不要原地运算：`nn.ReLU()`。",
+    ),
+)
+def _make_model(answer: object) -> Values:
+    make_model = require_callable(answer)
+    model = make_model()
+    if not (
+        isinstance(model, nn.Sequential)
+        and len(model) == 3
+        and isinstance(model[0], nn.Linear)
+        and isinstance(model[2], nn.Linear)
+        and (model[0].in_features, model[2].out_features) == (4, 2)
+    ):
+        raise Problem("not_a_model", got=type(model).__name__)
+    watch(model)
+    fired: list[nn.Module] = []
+    x = torch.randn(3, 4, requires_grad=True)
+    with model[0].register_full_backward_hook(lambda m, gi, go: fired.append(m)):
+        try:
+            out = model(x)
+        except RuntimeError as error:
+            raise Problem("still_in_place", error=str(error).split(". ")[0]) from None
+        out.sum().backward()
+    assert fired == [model[0]]
+    with torch.no_grad():
+        expected = model[2](torch.relu(model[0](x)))
+    # allclose: the same operations, but the learner's modules may order them differently
+    if not torch.allclose(out.detach(), expected):
+        raise Problem("changed_function")
+    return {}
