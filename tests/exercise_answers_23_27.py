@@ -201,6 +201,8 @@ RIGHT = {
     "26.3": layer_cam_maps,
     "27.1": lambda cam, image: cam(image, target=ht.SegmentationTarget(0))[0],
     "27.2": score_without,
+    "27b.1": ht.BoxScoreTarget,
+    "27b.2": lambda label, box: ht.BoxScoreTarget(label, box, missing="zero"),
     "27.3": lambda reference: lambda out: F.cosine_similarity(out, reference[None], dim=1),
 }
 
@@ -251,4 +253,13 @@ WRONG = [
         lambda reference: lambda out: F.cosine_similarity(out, reference[None]).sum(),
         "wrong_shape",
     ),
+    ("27b.1", lambda labels, boxes: ht.BoxScoreTarget(int(labels[0]), boxes[0]), "one_box"),
+    (
+        "27b.1",
+        lambda labels, boxes: [
+            ht.BoxScoreTarget(int(k), b) for k, b in zip(labels, boxes, strict=True)
+        ],
+        "not_one_target",
+    ),
+    ("27b.2", ht.BoxScoreTarget, "raised_on_missing"),
 ]

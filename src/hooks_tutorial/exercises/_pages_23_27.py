@@ -973,3 +973,139 @@ def _similarity_target(answer: object) -> Values:
         raise Problem("dot_product")
     rounded = {"got": [round(v, 3) for v in got.tolist()]}
     raise Problem("wrong_scores", **rounded, expected=[round(v, 3) for v in expected.tolist()])
+
+
+# -- page 27b: object detection ----------------------------------------------------------
+
+
+def _two_detections() -> tuple[nn.Module, torch.Tensor, list[dict[str, torch.Tensor]]]:
+    """A random ``TinyDetector`` (every cell a detection), an image and its detections."""
+    from ..detection import TinyDetector  # noqa: PLC0415
+
+    detector = watch(TinyDetector(score_threshold=0.0, seed=0)).eval()
+    image = torch.rand(1, 3, 64, 64)
+    with torch.no_grad():
+        detections = detector(image)
+    return detector, image, detections
+
+
+@exercise(
+    "27b.1",
+    passed=Text(
+        "Your target scores {total:.4f}, the two detections' scores added ({first:.4f} + "
+        "{second:.4f}), and Grad-CAM's signed map for it is the sum of the two single "
+        "maps (largest difference {difference:.1e}, rounding): the gradient of a sum is "
+        "the sum of the gradients.",
+        "你的目标得分为 {total:.4f}，即两个检测的得分之和（{first:.4f} + {second:.4f}），"
+        "它的 Grad-CAM 带符号热力图等于两张单独的热力图之和（最大相差 {difference:.1e}，"
+        "只是舍入误差）。和的梯度等于梯度的和。",
+    ),
+    not_one_target=Text(
+        "`both_shapes_target(labels, boxes)` returned a `{got}`; a CAM call takes one "
+        "target: one `ht.BoxScoreTarget(labels, boxes)` holds both labels `[2]` and both "
+        "boxes `[2, 4]`.",
+        "`both_shapes_target(labels, boxes)` 返回了一个 `{got}`；一次 CAM 调用只接受一个目标。"
+        "一个 `ht.BoxScoreTarget(labels, boxes)` 就能同时容纳两个标签 `[2]` 和两个边界框 `[2, 4]`。",
+    ),
+    one_box=Text(
+        "Your target scores {total:.4f}, the score of one detection only; the two scores "
+        "are {first:.4f} and {second:.4f}. Pass all the labels and all the boxes: "
+        "`ht.BoxScoreTarget(labels, boxes)`.",
+        "你的目标得分为 {total:.4f}，只是一个检测的得分；两个得分分别是 {first:.4f} 和 "
+        "{second:.4f}。请传入全部标签和全部边界框，`ht.BoxScoreTarget(labels, boxes)`。",
+    ),
+    wrong_score=Text(
+        "Your target scores {total:.4f}; the sum of the two detections' scores is "
+        "{expected:.4f}: use `ht.BoxScoreTarget(labels, boxes)`.",
+        "你的目标得分为 {total:.4f}；两个检测的得分之和是 {expected:.4f}，"
+        "请使用 `ht.BoxScoreTarget(labels, boxes)`。",
+    ),
+)
+def _both_shapes_target(answer: object) -> Values:
+    from ..targets import BoxScoreTarget  # noqa: PLC0415
+
+    both_shapes_target = require_callable(answer)
+    detector, image, detections = _two_detections()
+    found = detections[0]
+    labels, boxes, scores = found["labels"][:2], found["boxes"][:2], found["scores"][:2]
+    target = both_shapes_target(labels.clone(), boxes.clone())
+    if not callable(target):
+        raise Problem("not_one_target", got=type(target).__name__)
+    with torch.no_grad():
+        total = target(detector(image))
+    if isinstance(total, torch.Tensor) and total.numel() == 1:
+        total = total.item()
+    if not isinstance(total, float):
+        raise Problem("not_one_target", got=type(target).__name__)
+    first, second = scores.tolist()
+    shown = {"total": total, "first": first, "second": second, "expected": first + second}
+    # sums of two float32 scores in [0, 1]: rounding stays far below 1e-5
+    if abs(total - (first + second)) > 1e-5:
+        single = min(abs(total - first), abs(total - second)) <= 1e-5
+        raise Problem("one_box" if single else "wrong_score", **shown)
+    cam = GradCAM(detector, "relu3", relu=False)
+    together = cam(image, target=target, raw=True)
+    apart = sum(
+        cam(image, target=BoxScoreTarget(int(k), b), raw=True)
+        for k, b in zip(labels, boxes, strict=True)
+    )
+    assert isinstance(apart, torch.Tensor)
+    difference = (together - apart).abs().max().item()
+    return {"total": total, "first": first, "second": second, "difference": difference}
+
+
+@exercise(
+    "27b.2",
+    passed=Text(
+        "Your target gives the detection's score, {score:.4f}, on the image, and 0 on a "
+        "copy where the detection is gone: ScoreCAM's masked copies lose the detection "
+        'often, and `missing="zero"` lets them score 0 instead of stopping the call.',
+        "你的目标在原图上给出该检测的得分 {score:.4f}，在检测消失的副本上给出 0。ScoreCAM "
+        '的掩码副本经常丢失这个检测，`missing="zero"` 让它们得 0 分，而不是让调用中止。',
+    ),
+    not_a_target=Text(
+        "`score_cam_target(label, box)` returned a `{got}`; it should return a target, "
+        "`ht.BoxScoreTarget(...)`.",
+        "`score_cam_target(label, box)` 返回了一个 `{got}`；它应当返回一个目标，"
+        "`ht.BoxScoreTarget(...)`。",
+    ),
+    raised_on_missing=Text(
+        "On a copy of the image where the detection is gone, your target raised "
+        "`ValueError`: by default a box that matches no detection stops the call. ScoreCAM "
+        "scores many masked copies, and on most of them the detection vanishes: pass "
+        '`missing="zero"`, so that they score 0.',
+        "在检测消失的图像副本上，你的目标抛出了 `ValueError`，默认情况下，"
+        "没有匹配到任何检测的边界框会中止调用。ScoreCAM 要为许多掩码副本打分，"
+        '其中大多数副本上检测都消失了，请传入 `missing="zero"`，让它们得 0 分。',
+    ),
+    wrong_score=Text(
+        "Your target gives {got:.4f} on the image; the detection's score is {score:.4f}: "
+        'use `ht.BoxScoreTarget(label, box, missing="zero")`.',
+        "你的目标在原图上给出 {got:.4f}；该检测的得分是 {score:.4f}，"
+        '请使用 `ht.BoxScoreTarget(label, box, missing="zero")`。',
+    ),
+)
+def _score_cam_target(answer: object) -> Values:
+    score_cam_target = require_callable(answer)
+    _, _, detections = _two_detections()
+    found = detections[0]
+    label, box, score = int(found["labels"][0]), found["boxes"][0], found["scores"][0].item()
+    target = score_cam_target(label, box.clone())
+    if not callable(target):
+        raise Problem("not_a_target", got=type(target).__name__)
+    gone = [{"boxes": torch.zeros(0, 4), "labels": torch.zeros(0, dtype=torch.long)}]
+    gone[0]["scores"] = torch.zeros(0)
+    got = target(detections)
+    got = got.item() if isinstance(got, torch.Tensor) and got.numel() == 1 else got
+    # the same float32 score, read back: equal up to rounding
+    if not isinstance(got, float) or abs(got - score) > 1e-5:
+        if not isinstance(got, float):
+            raise Problem("not_a_target", got=type(target).__name__)
+        raise Problem("wrong_score", got=got, score=score)
+    try:
+        vanished = target(gone)
+    except ValueError:
+        raise Problem("raised_on_missing") from None
+    if float(vanished) != 0.0:
+        raise Problem("wrong_score", got=float(vanished), score=0.0)
+    return {"score": score}
