@@ -1,0 +1,495 @@
+"""The checks of chapter 7, language models (pages 33 to 37), and of page 40, error messages."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+from torch import nn
+
+from .. import lm
+from ._guard import watch
+from ._helpers import require_callable, returned_type
+from ._language import Text
+from ._registry import Problem, Values, exercise
+
+
+def _tiny_lm(n_layers: int = 2) -> lm.TinyLM:
+    """A small untrained :class:`~hooks_tutorial.lm.TinyLM`, the same weights every time."""
+    model = lm.TinyLM(d_model=16, n_layers=n_layers, n_heads=4, d_mlp=32, seed=0).eval()
+    return watch(model)
+
+
+def _recorded(model: nn.Module, module: nn.Module, tokens: torch.Tensor) -> dict[str, torch.Tensor]:
+    """The input and output of ``module`` when ``model`` reads ``tokens``."""
+    seen: dict[str, torch.Tensor] = {}
+
+    def keep(m: nn.Module, args: tuple[Any, ...], output: torch.Tensor) -> None:
+        seen["input"], seen["output"] = args[0].detach(), output.detach()
+
+    with module.register_forward_hook(keep), torch.no_grad():
+        model(tokens)
+    return seen
+
+
+def _same(got: object, expected: torch.Tensor) -> bool:
+    """``got`` is ``expected`` (a tensor of its shape, equal up to float rounding).
+
+    The check and the learner's code run the same forward pass on the same
+    CPU, so the numbers are equal; the tolerance only forgives another order
+    of the same sums (a learner who recomputes a part by hand).
+    """
+    return (
+        isinstance(got, torch.Tensor)
+        and got.shape == expected.shape
+        and torch.allclose(got.detach().float(), expected, rtol=1e-4, atol=1e-5)
+    )
+
+
+# -- page 33: the residual stream and the logit lens -------------------------------------
+
+
+@exercise(
+    "33.1",
+    passed=Text(
+        "Your function returned the input of `blocks[1].ln2`: the residual stream after "
+        "block 1's attention added its output, before the MLP adds its own.",
+        "你的函数返回了 `blocks[1].ln2` 的输入，即块 1 的注意力加上它的输出之后、"
+        "MLP 加上自己的输出之前的残差流。",
+    ),
+    not_a_tensor=Text(
+        "`middle_stream(model, tokens)` returned a `{got}`; it should return one tensor, "
+        "`[batch, positions, width]`: `args[0]` as the pre-hook on `blocks[1].ln2` saw it.",
+        "`middle_stream(model, tokens)` 返回了一个 `{got}`；它应当返回一个张量，"
+        "形状为 `[batch, positions, width]`，即 `blocks[1].ln2` 上的预钩子看到的 `args[0]`。",
+    ),
+    normalised=Text(
+        "Your function returned the *output* of `blocks[1].ln2`: the stream after the "
+        "LayerNorm normalised it, not the stream itself. A forward pre-hook on `ln2` "
+        "receives its input, `args[0]`: register it with `register_forward_pre_hook`.",
+        "你的函数返回的是 `blocks[1].ln2` 的*输出*，即被 LayerNorm 归一化之后的残差流，"
+        "而不是残差流本身。`ln2` 上的前向预钩子收到的是它的输入 `args[0]`，"
+        "请用 `register_forward_pre_hook` 注册。",
+    ),
+    after_mlp=Text(
+        "Your function returned the output of `blocks[1]`: the stream after the MLP has "
+        "added its output too. The input of `blocks[1].ln2` comes before the MLP.",
+        "你的函数返回的是 `blocks[1]` 的输出，即 MLP 也加上了它的输出之后的残差流。"
+        "`blocks[1].ln2` 的输入在 MLP 之前。",
+    ),
+    before_attention=Text(
+        "Your function returned the stream that enters block 1, before its attention. The "
+        "input of `blocks[1].ln2` comes after the attention added its output.",
+        "你的函数返回的是进入块 1 时、注意力之前的残差流。`blocks[1].ln2` 的输入在注意力"
+        "加上它的输出之后。",
+    ),
+    attention_only=Text(
+        "Your function returned the output of `blocks[1].attn`: what the attention adds to "
+        "the stream, not the stream itself. Read the input of `blocks[1].ln2`, where the "
+        "addition is done.",
+        "你的函数返回的是 `blocks[1].attn` 的输出，即注意力加到残差流上的部分，而不是残差流本身。"
+        "请读取 `blocks[1].ln2` 的输入，那里加法已经完成。",
+    ),
+    wrong_stream=Text(
+        "The tensor your function returned is not the input of `blocks[1].ln2`: register "
+        "a forward pre-hook on `model.blocks[1].ln2`, keep `args[0].detach()`, run the "
+        "model on `tokens`, remove the hook and return what it kept.",
+        "你的函数返回的张量不是 `blocks[1].ln2` 的输入，请在 `model.blocks[1].ln2` 上注册"
+        "前向预钩子，保存 `args[0].detach()`，在 `tokens` 上运行模型，移除钩子，"
+        "然后返回保存的张量。",
+    ),
+)
+def _middle_stream(answer: object) -> Values:
+    middle_stream = require_callable(answer)
+    model = _tiny_lm()
+    tokens = lm.make_names(4, seed=5).prompts
+    block = model.blocks[1]
+    assert isinstance(block, lm.Block)
+    ln2 = _recorded(model, block.ln2, tokens)
+    candidates = {
+        "normalised": ln2["output"],
+        "after_mlp": _recorded(model, block, tokens)["output"],
+        "before_attention": _recorded(model, block, tokens)["input"],
+        "attention_only": _recorded(model, block.attn, tokens)["output"],
+    }
+    got = middle_stream(model, tokens)
+    if not isinstance(got, torch.Tensor):
+        raise Problem("not_a_tensor", got=type(got).__name__)
+    # the whole stream, or the last position only (the exercise's lens reads that)
+    if _same(got, ln2["input"]) or _same(got, ln2["input"][:, -1]):
+        return {}
+    for problem, tensor in candidates.items():
+        if _same(got, tensor) or _same(got, tensor[:, -1]):
+            raise Problem(problem)
+    raise Problem("wrong_stream")
+
+
+def _as_shape(value: object) -> list[int] | None:
+    """``value`` as a list of ints if it is a shape (``torch.Size``, tuple, list), else None."""
+    if isinstance(value, (torch.Size, tuple, list)) and all(
+        isinstance(n, int) and not isinstance(n, bool) for n in value
+    ):
+        return list(value)
+    return None
+
+
+@exercise(
+    "33.2",
+    passed=Text(
+        "Your function recorded {calls} calls of `blocks[2]`, with shapes `{shapes}`: "
+        "`lm.generate` runs the model once per new token, on the whole sequence so far, "
+        "since it keeps no key-value cache.",
+        "你的函数记录到 `blocks[2]` 被调用了 {calls} 次，形状依次是 `{shapes}`。"
+        "`lm.generate` 每生成一个新词元就运行一次模型，而且每次都读入目前为止的整个序列，"
+        "因为它不保留键值缓存。",
+    ),
+    not_shapes=Text(
+        "`generation_shapes(model, tokens)` returned `{got}`; it should return a list with "
+        "one shape per call of the hook, such as `[[1, 15, 64], ...]` "
+        "(`list(output.shape)`).",
+        "`generation_shapes(model, tokens)` 返回了 `{got}`；它应当返回一个列表，钩子每调用一次"
+        "就有一个形状，例如 `[[1, 15, 64], ...]`（`list(output.shape)`）。",
+    ),
+    one_call=Text(
+        "Your function recorded one call, `{shapes}`: it ran the model once. Generate with "
+        "`lm.generate(model, tokens)`, which runs the model once per new token; here it "
+        "makes {calls} calls, `{expected}`.",
+        "你的函数只记录到一次调用 `{shapes}`，它只运行了一次模型。请用 "
+        "`lm.generate(model, tokens)` 生成，它每生成一个新词元就运行一次模型；"
+        "这里一共有 {calls} 次调用，`{expected}`。",
+    ),
+    wrong_module=Text(
+        "Your function recorded `{shapes}`, whose last size is the vocabulary's ({vocab}): "
+        "those are the logits of the whole model. Register the hook on `model.blocks[2]`, "
+        "whose output is the residual stream, `{expected}`.",
+        "你的函数记录到 `{shapes}`，最后一维是词表的大小（{vocab}），那是整个模型输出的 logit。"
+        "请把钩子注册在 `model.blocks[2]` 上，它的输出是残差流，`{expected}`。",
+    ),
+    wrong_shapes=Text(
+        "Your function recorded `{shapes}`; the output of `blocks[2]` had the shapes "
+        "`{expected}` while `lm.generate(model, tokens)` ran.",
+        "你的函数记录到 `{shapes}`；在 `lm.generate(model, tokens)` 运行期间，"
+        "`blocks[2]` 的输出形状依次是 `{expected}`。",
+    ),
+)
+def _generation_shapes(answer: object) -> Values:
+    generation_shapes = require_callable(answer)
+    # the trained model: it answers and stops at "." after two tokens, whatever
+    # max_new_tokens (two or more) the learner passes
+    model = watch(lm.pretrained_lm())
+    tokens = lm.make_names(1, seed=3, split="test").prompts
+    expected: list[list[int]] = []
+    with model.blocks[2].register_forward_hook(
+        lambda m, args, output: expected.append(list(output.shape))
+    ):
+        lm.generate(model, tokens)
+    got = generation_shapes(model, tokens)
+    shapes = [_as_shape(s) for s in got] if isinstance(got, (list, tuple)) else [None]
+    if any(s is None for s in shapes):
+        text = repr(got)
+        raise Problem("not_shapes", got=text if len(text) < 60 else text[:57] + "...")
+    shown: Values = {"shapes": shapes, "expected": expected, "calls": len(expected)}
+    if shapes == expected:
+        return shown
+    vocab = len(lm.VOCAB)
+    if shapes and all(s and s[-1] == vocab for s in shapes):
+        raise Problem("wrong_module", vocab=vocab, **shown)
+    if len(shapes) == 1:
+        raise Problem("one_call", **shown)
+    raise Problem("wrong_shapes", **shown)
+
+
+@exercise(
+    "33.3",
+    passed=Text(
+        "On data made from a known affine map and a little noise, the map your function "
+        "returned predicts what least squares does (largest difference {gap:.1e}), with "
+        "the bias included.",
+        "在由已知仿射映射加少量噪声构成的数据上，你的函数返回的映射与最小二乘法的预测一致"
+        "（最大差值 {gap:.1e}），并且包含了偏置。",
+    ),
+    not_callable_map=Text(
+        "`fit_affine(x, y)` returned a `{got}`; it should return a function that applies "
+        "the fitted map to new rows: `translate = fit_affine(x, y)`, then `translate(x_new)`.",
+        "`fit_affine(x, y)` 返回了一个 `{got}`；它应当返回一个把拟合出的映射应用到新行上的函数："
+        "`translate = fit_affine(x, y)`，然后 `translate(x_new)`。",
+    ),
+    wrong_shape=Text(
+        "For `x` of shape `{x}` and `y` of shape `{y}`, the map applied to {n} new rows of "
+        "`x` gave `{got}`, not `{expected}`: fit the map from `x` to `y`, with one column of "
+        "ones for the bias, `torch.linalg.lstsq(torch.cat([x, ones], 1), y)`.",
+        "对形状为 `{x}` 的 `x` 和形状为 `{y}` 的 `y`，把映射应用到 {n} 个新的 `x` 行上，"
+        "得到的形状是 `{got}`，而不是 `{expected}`。请拟合从 `x` 到 `y` 的映射，并加一列 1 "
+        "作为偏置，`torch.linalg.lstsq(torch.cat([x, ones], 1), y)`。",
+    ),
+    no_bias=Text(
+        "Your map is linear, without a bias: on data whose `y` has an offset, it misses it "
+        "(largest error {gap:.2f}). An affine map is `x @ W + b`: add a column of ones to "
+        "`x` before `torch.linalg.lstsq`, and to the new rows before applying it.",
+        "你的映射是线性的，没有偏置。在 `y` 带有偏移的数据上，它漏掉了这个偏移（最大误差 {gap:.2f}）。"
+        "仿射映射是 `x @ W + b`，请在 `torch.linalg.lstsq` 之前给 `x` 加一列 1，"
+        "应用时也给新的行加上这一列。",
+    ),
+    not_least_squares=Text(
+        "The map your function returned does not predict what the least-squares fit does "
+        "(largest difference {gap:.2f}): solve `torch.linalg.lstsq(inputs, y)` with "
+        "`inputs = torch.cat([x, ones], 1)`.",
+        "你的函数返回的映射与最小二乘拟合的预测不一致（最大差值 {gap:.2f}），请用 "
+        "`inputs = torch.cat([x, ones], 1)` 求解 `torch.linalg.lstsq(inputs, y)`。",
+    ),
+)
+def _fit_affine(answer: object) -> Values:
+    fit_affine = require_callable(answer)
+    generator = torch.Generator().manual_seed(0)
+    x = torch.randn(200, 6, generator=generator)
+    weight = torch.randn(6, 4, generator=generator)
+    y = x @ weight + 3.0 + 0.1 * torch.randn(200, 4, generator=generator)
+    new = torch.randn(20, 6, generator=generator)
+
+    def fitted(inputs: torch.Tensor, new_inputs: torch.Tensor) -> torch.Tensor:
+        solution: torch.Tensor = torch.linalg.lstsq(inputs, y).solution
+        return new_inputs @ solution
+
+    ones, new_ones = torch.ones(200, 1), torch.ones(20, 1)
+    expected = fitted(torch.cat([x, ones], 1), torch.cat([new, new_ones], 1))
+    linear = fitted(x, new)
+    translate = fit_affine(x.clone(), y.clone())
+    if not callable(translate):
+        raise Problem("not_callable_map", got=type(translate).__name__)
+    got = translate(new.clone())
+    if not isinstance(got, torch.Tensor) or got.shape != expected.shape:
+        shape = list(got.shape) if isinstance(got, torch.Tensor) else type(got).__name__
+        sizes = {"x": list(x.shape), "y": list(y.shape), "n": 20, "expected": [20, 4]}
+        raise Problem("wrong_shape", got=shape, **sizes)
+    gap = (got.detach().float() - expected).abs().max().item()
+    # a 7-column problem with well-spread data: lstsq, pinv and the normal equations
+    # agree to about 1e-5 in float32; 1e-3 forgives any of them, and a missing bias
+    # (offset 3) misses by whole units
+    if gap < 1e-3:
+        return {"gap": gap}
+    if torch.allclose(got.detach().float(), linear, atol=1e-3):
+        raise Problem("no_bias", gap=gap)
+    raise Problem("not_least_squares", gap=gap)
+
+
+# -- page 34: attention heads and ablation ------------------------------------------------
+
+#: Width of one head's output in the input of ``attn.out`` (the page's model: 64 / 4 heads).
+_HEAD_WIDTH = 16
+
+
+def _columns(head: int) -> slice:
+    return slice(_HEAD_WIDTH * head, _HEAD_WIDTH * (head + 1))
+
+
+def _through_pre_hook(hook: Callable[..., Any], x: torch.Tensor) -> torch.Tensor:
+    """What a layer receives when the pre-hook ``hook`` sits on it and it is called with ``x``.
+
+    The layer is an ``nn.Identity`` standing for ``attn.out``: its output is the
+    (edited) input. The shared problems come from here: the hook returned None,
+    edited the caller's tensor, or returned something that is not the input.
+    """
+    layer = watch(nn.Identity())
+    before = x.clone()
+    returned: list[object] = []
+
+    def spy(module: nn.Module, args: tuple[Any, ...]) -> Any:
+        returned.append(hook(module, args))
+        return returned[-1]
+
+    with layer.register_forward_pre_hook(spy), torch.no_grad():
+        received = layer(x)
+    if not torch.equal(x, before):
+        raise Problem("changed_in_place")
+    if returned and returned[0] is None:
+        raise Problem("returned_none")
+    if not isinstance(received, torch.Tensor) or received.shape != x.shape:
+        raise Problem("not_the_input", got=returned_type(returned[0] if returned else None))
+    return received
+
+
+# the messages every pre-hook of page 34 may need
+_PRE_HOOK = {
+    "changed_in_place": Text(
+        "Your pre-hook changed the caller's tensor in place: after the call, `args[0]` "
+        "itself holds the edit, and so does every other hook or layer that keeps it. Edit "
+        "a copy, `x = args[0].clone()`, and return `(x,)`.",
+        "你的预钩子原地修改了调用者的张量，调用之后，`args[0]` 本身带上了修改，保存着它的其他钩子"
+        "或层也都一样。请修改一份副本 `x = args[0].clone()`，并返回 `(x,)`。",
+    ),
+    "returned_none": Text(
+        "Your pre-hook returned None, so `attn.out` received its input unchanged: a "
+        "forward pre-hook changes the input only by returning the new one, as a tuple "
+        "`(x,)`.",
+        "你的预钩子返回了 None，所以 `attn.out` 收到的输入没有变化。前向预钩子只有返回新的输入"
+        "（一个元组 `(x,)`）才能改变输入。",
+    ),
+    "not_the_input": Text(
+        "Your pre-hook returned a `{got}` that `attn.out` cannot take as its input: return "
+        "the edited heads as a tuple of one tensor of the input's shape, `(x,)`.",
+        "你的预钩子返回了一个 `{got}`，`attn.out` 无法把它当作输入。请把修改后的各头输出作为"
+        "只含一个张量、形状与输入相同的元组返回，`(x,)`。",
+    ),
+}
+
+
+def _heads_input(generator: torch.Generator, batch: int = 6) -> torch.Tensor:
+    """A random input of ``attn.out``: ``[batch, 15, 64]``, four heads side by side."""
+    return torch.randn(batch, 15, 4 * _HEAD_WIDTH, generator=generator)
+
+
+@exercise(
+    "34.1",
+    passed=Text(
+        "Your pre-hook gave each sentence head {head}'s output from another sentence of "
+        "the batch, and left the other heads' columns as they were: a resample ablation.",
+        "你的预钩子让每个句子都得到批次中另一个句子上头 {head} 的输出，其他头的列保持不变，"
+        "这就是重采样消融。",
+    ),
+    all_heads=Text(
+        "Your pre-hook moved every head's output to another sentence, not only head "
+        "{head}'s: that ablates the whole attention layer. Roll only the head's columns, "
+        "`x[..., 16 * head:16 * (head + 1)]`.",
+        "你的预钩子把每个头的输出都换成了另一个句子的，而不只是头 {head} 的，这相当于消融了整个"
+        "注意力层。请只对该头的列做滚动，`x[..., 16 * head:16 * (head + 1)]`。",
+    ),
+    other_columns=Text(
+        "Your pre-hook changed columns of the input that belong to another head than "
+        "{head}: head `h` holds columns `16 * h` to `16 * (h + 1)`.",
+        "你的预钩子改动了不属于头 {head} 的列，头 `h` 占据第 `16 * h` 到 `16 * (h + 1)` 列。",
+    ),
+    same_sentence=Text(
+        "In some sentences head {head}'s columns are not another sentence's output of the "
+        "head: roll along the batch, `torch.roll(x, 1, dims=0)`, not along the positions "
+        "(`dims=1`), so that each sentence gets the one before it.",
+        "在某些句子中，头 {head} 的列不是另一个句子上该头的输出。请沿批次滚动，"
+        "`torch.roll(x, 1, dims=0)`，而不是沿位置滚动（`dims=1`），让每个句子得到它前面那个句子的输出。",
+    ),
+    **_PRE_HOOK,
+)
+def _resample_head(answer: object) -> Values:
+    resample_head = require_callable(answer)
+    generator = torch.Generator().manual_seed(0)
+    for head in (3, 1):
+        x = _heads_input(generator)
+        received = _through_pre_hook(resample_head(head), x)
+        columns = _columns(head)
+        others = torch.ones(x.shape[-1], dtype=torch.bool)
+        others[columns] = False
+        if not torch.equal(received[..., others], x[..., others]):
+            rolled = torch.roll(x, 1, dims=0)
+            if torch.equal(received, rolled):
+                raise Problem("all_heads", head=head)
+            raise Problem("other_columns", head=head)
+        # each sentence's columns must be another sentence's, whole (all positions)
+        for i in range(len(x)):
+            if not any(
+                torch.equal(received[i, :, columns], x[j, :, columns])
+                for j in range(len(x))
+                if j != i
+            ):
+                raise Problem("same_sentence", head=head)
+    return {"head": 3}
+
+
+@exercise(
+    "34.2",
+    passed=Text(
+        "Your pre-hook put the given values in the columns of every head you named, "
+        "`{heads}` and `{other}`, and left the other heads as they were.",
+        "你的预钩子把给定的值放进了你指定的每个头的列中（`{heads}` 和 `{other}`），"
+        "其他头保持不变。",
+    ),
+    missed_heads=Text(
+        "For `heads={heads}`, head {missed}'s columns kept their own output: only some of "
+        "the heads were replaced. Make one copy, `x = args[0].clone()`, before the loop, "
+        "then replace each head's columns in that copy.",
+        "当 `heads={heads}` 时，头 {missed} 的列保留了自己的输出，只有部分头被替换了。"
+        "请在循环之前只复制一次，`x = args[0].clone()`，再在这份副本中替换每个头的列。",
+    ),
+    wrong_values=Text(
+        "For `heads={heads}`, head {head}'s columns do not hold the same columns of the "
+        "values given, `values[..., columns]`.",
+        "当 `heads={heads}` 时，头 {head} 的列中不是给定值的同样那些列 `values[..., columns]`。",
+    ),
+    other_columns=Text(
+        "For `heads={heads}`, your pre-hook changed head {head}'s columns, a head that was "
+        "not named: head `h` holds columns `16 * h` to `16 * (h + 1)`.",
+        "当 `heads={heads}` 时，你的预钩子改动了头 {head} 的列，而这个头并没有被指定。"
+        "头 `h` 占据第 `16 * h` 到 `16 * (h + 1)` 列。",
+    ),
+    **_PRE_HOOK,
+)
+def _replace_heads(answer: object) -> Values:
+    replace_heads = require_callable(answer)
+    generator = torch.Generator().manual_seed(0)
+    cases = [(1, 2, 3), (0, 2)]
+    for heads in cases:
+        x = _heads_input(generator)
+        values = torch.randn(15, 4 * _HEAD_WIDTH, generator=generator)
+        received = _through_pre_hook(replace_heads(heads, values), x)
+        for head in range(4):
+            got, columns = received[..., _columns(head)], _columns(head)
+            if head not in heads and not torch.equal(got, x[..., columns]):
+                raise Problem("other_columns", heads=list(heads), head=head)
+            if head in heads and torch.equal(got, x[..., columns]):
+                raise Problem("missed_heads", heads=list(heads), missed=head)
+            if head in heads and not torch.equal(got, values[..., columns].expand_as(got)):
+                raise Problem("wrong_values", heads=list(heads), head=head)
+    return {"heads": list(cases[0]), "other": list(cases[1])}
+
+
+@exercise(
+    "34.3",
+    passed=Text(
+        "Your pre-hook replaced head {head}'s columns at the positions you named, "
+        "`{positions}` and then `{other}`, and nowhere else.",
+        "你的预钩子只在你指定的位置（`{positions}`，然后是 `{other}`）替换了头 {head} 的列，"
+        "其他地方都没有动。",
+    ),
+    all_positions=Text(
+        "For `positions={positions}`, your pre-hook replaced head {head}'s columns at every "
+        "position: index the positions too, `x[:, positions, columns] = values[positions, "
+        "columns]` (dimension 1 of `[batch, positions, width]`).",
+        "当 `positions={positions}` 时，你的预钩子在每个位置都替换了头 {head} 的列。"
+        "请同时按位置索引，`x[:, positions, columns] = values[positions, columns]`"
+        "（`[batch, positions, width]` 的第 1 维）。",
+    ),
+    wrong_dimension=Text(
+        "For `positions={positions}`, your pre-hook did not replace head {head}'s columns "
+        "at those positions of every sentence: the positions are dimension 1 of `[batch, "
+        "positions, width]`, so index `x[:, positions, columns]`, not `x[positions, ...]`.",
+        "当 `positions={positions}` 时，你的预钩子没有在每个句子的这些位置上替换头 {head} 的列。"
+        "位置是 `[batch, positions, width]` 的第 1 维，所以要索引 `x[:, positions, columns]`，"
+        "而不是 `x[positions, ...]`。",
+    ),
+    other_columns=Text(
+        "Your pre-hook changed columns of another head than {head}: head `h` holds columns "
+        "`16 * h` to `16 * (h + 1)`.",
+        "你的预钩子改动了头 {head} 以外的列，头 `h` 占据第 `16 * h` 到 `16 * (h + 1)` 列。",
+    ),
+    **_PRE_HOOK,
+)
+def _replace_head_at(answer: object) -> Values:
+    replace_head_at = require_callable(answer)
+    generator = torch.Generator().manual_seed(0)
+    head, columns = 3, _columns(3)
+    cases = [[14], list(range(14)), [2, 10]]
+    for positions in cases:
+        x = _heads_input(generator, batch=15)  # as many sentences as positions
+        values = torch.randn(15, 4 * _HEAD_WIDTH, generator=generator)
+        received = _through_pre_hook(replace_head_at(head, values, positions), x)
+        expected = x.clone()
+        expected[:, positions, columns] = values[positions, columns]
+        if torch.equal(received, expected):
+            continue
+        if not torch.equal(received[..., : columns.start], x[..., : columns.start]):
+            raise Problem("other_columns", head=head)
+        everywhere = x.clone()
+        everywhere[..., columns] = values[..., columns]
+        shown = {"head": head, "positions": positions}
+        if torch.equal(received, everywhere):
+            raise Problem("all_positions", **shown)
+        raise Problem("wrong_dimension", **shown)
+    return {"head": head, "positions": cases[0], "other": cases[2]}

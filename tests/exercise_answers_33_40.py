@@ -1,0 +1,235 @@
+"""Right and wrong answers to the exercises of pages 33-37 and 40 (tests/test_exercises.py)."""
+
+from __future__ import annotations
+
+import torch
+
+from hooks_tutorial import lm
+
+# -- page 33 ---------------------------------------------------------------------------
+
+
+def middle_stream(model, tokens):
+    middle = {}
+    handle = model.blocks[1].ln2.register_forward_pre_hook(
+        lambda module, args: middle.update(stream=args[0].detach())
+    )
+    try:
+        with torch.no_grad():
+            model(tokens)
+    finally:
+        handle.remove()
+    return middle["stream"]
+
+
+def middle_stream_of(module_name):
+    """A wrong middle_stream: a forward hook on another part of block 1 (input or output)."""
+
+    def answer(model, tokens):
+        kept = {}
+        module = model.blocks[1].get_submodule(module_name) if module_name else model.blocks[1]
+        handle = module.register_forward_hook(
+            lambda m, args, output: kept.update(input=args[0], output=output)
+        )
+        with torch.no_grad():
+            model(tokens)
+        handle.remove()
+        return kept["output"] if module_name != "input" else kept["input"]
+
+    return answer
+
+
+def block_input(model, tokens):
+    kept = {}
+    with model.blocks[1].register_forward_pre_hook(lambda m, args: kept.update(x=args[0])):
+        model(tokens)
+    return kept["x"]
+
+
+def generation_shapes(model, tokens):
+    shapes = []
+    handle = model.blocks[2].register_forward_hook(
+        lambda module, args, output: shapes.append(list(output.shape))
+    )
+    try:
+        lm.generate(model, tokens, max_new_tokens=4)
+    finally:
+        handle.remove()
+    return shapes
+
+
+def generation_shapes_one_run(model, tokens):
+    shapes = []
+    with model.blocks[2].register_forward_hook(
+        lambda module, args, output: shapes.append(output.shape)
+    ):
+        model(tokens)
+    return shapes
+
+
+def generation_shapes_of_logits(model, tokens):
+    shapes = []
+    with model.register_forward_hook(lambda module, args, output: shapes.append(output.shape)):
+        lm.generate(model, tokens)
+    return shapes
+
+
+def generation_shapes_leaky(model, tokens):
+    shapes = []
+    model.blocks[2].register_forward_hook(lambda m, args, output: shapes.append(output.shape))
+    lm.generate(model, tokens)
+    return shapes
+
+
+def fit_affine(x, y):
+    weights = torch.linalg.lstsq(torch.cat([x, torch.ones(len(x), 1)], dim=1), y).solution
+    return lambda new: torch.cat([new, torch.ones(len(new), 1)], dim=1) @ weights
+
+
+def fit_affine_pinv(x, y):
+    inputs = torch.cat([x, torch.ones(len(x), 1)], dim=1)
+    weights = torch.linalg.pinv(inputs) @ y
+    return lambda new: torch.cat([new, torch.ones(len(new), 1)], dim=1) @ weights
+
+
+def fit_linear(x, y):
+    weights = torch.linalg.lstsq(x, y).solution
+    return lambda new: new @ weights
+
+
+def fit_backwards(x, y):
+    weights = torch.linalg.lstsq(torch.cat([y, torch.ones(len(y), 1)], dim=1), x).solution
+    return lambda new: torch.cat([new, torch.ones(len(new), 1)], dim=1) @ weights
+
+
+# -- page 34 ---------------------------------------------------------------------------
+
+
+def resample_head(head):
+    columns = slice(16 * head, 16 * (head + 1))
+
+    def hook(module, args):
+        x = args[0].clone()
+        x[..., columns] = torch.roll(args[0][..., columns], 1, dims=0)
+        return (x,)
+
+    return hook
+
+
+def resample_variant(kind):
+    def resample(head):
+        columns = slice(16 * head, 16 * (head + 1))
+
+        def hook(module, args):
+            if kind == "all heads":
+                return (torch.roll(args[0], 1, dims=0),)
+            x = args[0] if kind == "in place" else args[0].clone()
+            dims = 1 if kind == "positions" else 0
+            x[..., columns] = torch.roll(args[0][..., columns].clone(), 1, dims=dims)
+            return None if kind == "no return" else (x,)
+
+        return hook
+
+    return resample
+
+
+def replace_heads(heads, values):
+    def hook(module, args):
+        x = args[0].clone()
+        for head in heads:
+            columns = slice(16 * head, 16 * (head + 1))
+            x[..., columns] = values[..., columns]
+        return (x,)
+
+    return hook
+
+
+def replace_heads_copy_each_time(heads, values):
+    def hook(module, args):
+        for head in heads:
+            x = args[0].clone()
+            columns = slice(16 * head, 16 * (head + 1))
+            x[..., columns] = values[..., columns]
+        return (x,)
+
+    return hook
+
+
+def replace_heads_counted_from_1(heads, values):
+    def hook(module, args):
+        x = args[0].clone()
+        for head in heads:
+            columns = slice(16 * (head - 1), 16 * head)
+            x[..., columns] = values[..., columns]
+        return (x,)
+
+    return hook
+
+
+def replace_head_at(head, values, positions):
+    columns = slice(16 * head, 16 * (head + 1))
+
+    def hook(module, args):
+        x = args[0].clone()
+        x[:, positions, columns] = values[positions, columns]
+        return (x,)
+
+    return hook
+
+
+def replace_head_everywhere(head, values, positions):
+    columns = slice(16 * head, 16 * (head + 1))
+
+    def hook(module, args):
+        x = args[0].clone()
+        x[..., columns] = values[..., columns]
+        return (x,)
+
+    return hook
+
+
+def replace_head_at_batch(head, values, positions):
+    columns = slice(16 * head, 16 * (head + 1))
+
+    def hook(module, args):
+        x = args[0].clone()
+        x[positions, :, columns] = values[:, columns]
+        return (x,)
+
+    return hook
+
+
+RIGHT = {
+    "33.1": middle_stream,
+    "33.2": generation_shapes,
+    "33.3": fit_affine,
+    "34.1": resample_head,
+    "34.2": replace_heads,
+    "34.3": replace_head_at,
+}
+
+WRONG = [
+    ("33.1", middle_stream_of("ln2"), "normalised"),
+    ("33.1", middle_stream_of(""), "after_mlp"),
+    ("33.1", middle_stream_of("attn"), "attention_only"),
+    ("33.1", block_input, "before_attention"),
+    ("33.1", lambda model, tokens: model(tokens), "wrong_stream"),
+    ("33.1", lambda model, tokens: None, "not_a_tensor"),
+    ("33.2", generation_shapes_one_run, "one_call"),
+    ("33.2", generation_shapes_of_logits, "wrong_module"),
+    ("33.2", generation_shapes_leaky, "hooks_left"),
+    ("33.2", lambda model, tokens: len(lm.generate(model, tokens)), "not_shapes"),
+    ("33.3", fit_linear, "no_bias"),
+    ("33.3", fit_backwards, "raised_at"),
+    ("33.3", lambda x, y: torch.linalg.lstsq(x, y).solution, "not_callable_map"),
+    ("33.3", lambda x, y: lambda new: new[:, :4] * 0 + y.mean(0), "not_least_squares"),
+    ("34.1", resample_variant("all heads"), "all_heads"),
+    ("34.1", resample_variant("positions"), "same_sentence"),
+    ("34.1", resample_variant("in place"), "changed_in_place"),
+    ("34.1", resample_variant("no return"), "returned_none"),
+    ("34.1", lambda head: lambda module, args: args[0][..., :16], "not_the_input"),
+    ("34.2", replace_heads_copy_each_time, "missed_heads"),
+    ("34.2", replace_heads_counted_from_1, "other_columns"),
+    ("34.3", replace_head_everywhere, "all_positions"),
+    ("34.3", replace_head_at_batch, "wrong_dimension"),
+]
