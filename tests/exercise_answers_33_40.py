@@ -199,6 +199,103 @@ def replace_head_at_batch(head, values, positions):
     return hook
 
 
+# -- page 35 ---------------------------------------------------------------------------
+
+
+def put_last(clean_output):
+    def hook(module, args, out):
+        out = out.clone()
+        out[:, -1] = clean_output[:, -1]
+        return out
+
+    return hook
+
+
+def put_last_variant(kind):
+    def factory(clean_output):
+        def hook(module, args, out):
+            out = out.clone()
+            if kind == "all":
+                out[:] = clean_output
+            elif kind == "sentence":
+                out[-1] = clean_output[-1]
+            elif kind == "first":
+                out[:, 0] = clean_output[:, 0]
+            elif kind == "no return":
+                out[:, -1] = clean_output[:, -1]
+                return None
+            elif kind == "last only":
+                return out[:, -1]
+            return out
+
+        return hook
+
+    return factory
+
+
+def put_last_in_place(clean_output):
+    def hook(module, args, out):
+        out[:, -1] = clean_output[:, -1]
+
+    return hook
+
+
+def patch_pattern(clean_pattern, head):
+    def hook(module, args, out):
+        out = out.clone()
+        out[:, head] = clean_pattern[:, head]
+        return out
+
+    return hook
+
+
+def patch_pattern_variant(kind):
+    def factory(clean_pattern, head):
+        def hook(module, args, out):
+            out = out.clone()
+            if kind == "all":
+                return clean_pattern
+            if kind == "column":
+                out[..., head] = clean_pattern[..., head]
+            if kind == "no return":
+                out[:, head] = clean_pattern[:, head]
+                return None
+            return out
+
+        return hook
+
+    return factory
+
+
+def next_name(ids):
+    return (ids - 10 + 1) % 16 + 10
+
+
+def third_name(sentences):
+    third = next_name(sentences.subjects)
+    third = torch.where(third == sentences.answers, next_name(third), third)
+    prompts = sentences.prompts.clone()
+    prompts[:, 10] = third
+    return prompts
+
+
+def third_name_variant(kind):
+    def answer(sentences):
+        third = next_name(sentences.subjects)
+        if kind != "may repeat":
+            third = torch.where(third == sentences.answers, next_name(third), third)
+        prompts = sentences.prompts if kind == "in place" else sentences.prompts.clone()
+        if kind == "not a name":
+            third = third + 16
+        if kind == "answer too":
+            prompts[:, 10] = third
+            prompts[:, 4] = third
+        prompts[:, 10] = third
+        return sentences.tokens.clone() if kind == "tokens" else prompts
+
+    return answer
+
+
 RIGHT = {
     "33.1": middle_stream,
     "33.2": generation_shapes,
@@ -206,6 +303,9 @@ RIGHT = {
     "34.1": resample_head,
     "34.2": replace_heads,
     "34.3": replace_head_at,
+    "35.1": put_last,
+    "35.2": patch_pattern,
+    "35.3": third_name,
 }
 
 WRONG = [
@@ -232,4 +332,17 @@ WRONG = [
     ("34.2", replace_heads_counted_from_1, "other_columns"),
     ("34.3", replace_head_everywhere, "all_positions"),
     ("34.3", replace_head_at_batch, "wrong_dimension"),
+    ("35.1", put_last_variant("all"), "all_positions"),
+    ("35.1", put_last_variant("sentence"), "last_sentence"),
+    ("35.1", put_last_variant("first"), "wrong_position"),
+    ("35.1", put_last_variant("no return"), "returned_none"),
+    ("35.1", put_last_variant("last only"), "replaced_output"),
+    ("35.2", patch_pattern_variant("all"), "all_heads"),
+    ("35.2", patch_pattern_variant("column"), "wrong_dimension"),
+    ("35.2", patch_pattern_variant("no return"), "returned_none"),
+    ("35.3", third_name_variant("may repeat"), "in_sentence"),
+    ("35.3", third_name_variant("in place"), "changed_in_place"),
+    ("35.3", third_name_variant("not a name"), "not_a_name"),
+    ("35.3", third_name_variant("answer too"), "other_positions"),
+    ("35.3", third_name_variant("tokens"), "not_prompts"),
 ]

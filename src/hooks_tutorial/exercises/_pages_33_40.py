@@ -493,3 +493,207 @@ def _replace_head_at(answer: object) -> Values:
             raise Problem("all_positions", **shown)
         raise Problem("wrong_dimension", **shown)
     return {"head": head, "positions": cases[0], "other": cases[2]}
+
+
+# -- page 35: activation patching ------------------------------------------------------------
+
+
+def _through_forward_hook(
+    hook: Callable[..., Any], module: nn.Module, x: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """``module(x)`` without and with the forward hook ``hook``: (plain, hooked) outputs."""
+    module = watch(module)
+    with torch.no_grad():
+        plain = module(x)
+        with module.register_forward_hook(hook):
+            hooked = module(x)
+    if not isinstance(hooked, torch.Tensor) or hooked.shape != plain.shape:
+        raise Problem(
+            "replaced_output", layer=type(module).__name__, returned=returned_type(hooked)
+        )
+    return plain, hooked
+
+
+_RETURNED_NONE = Text(
+    "The layer's output did not change: your hook edited a copy (`out.clone()`) but "
+    "returned None. A forward hook replaces the output only with what it returns: "
+    "`return out`.",
+    "这一层的输出没有变化，你的钩子修改的是一份副本（`out.clone()`），却返回了 None。"
+    "前向钩子只会用它返回的值替换输出：`return out`。",
+)
+
+
+@exercise(
+    "35.1",
+    passed=Text(
+        "Your hook replaced the last position of the output with the clean run's, in every "
+        "sentence, and left the other positions as the layer computed them.",
+        "你的钩子在每个句子中都把输出的最后一个位置换成了干净运行的值，其他位置保持这一层"
+        "自己算出的结果。",
+    ),
+    returned_none=_RETURNED_NONE,
+    all_positions=Text(
+        "Your hook replaced the output at every position, not only at the last: that "
+        "patches the whole clean output in. Replace `out[:, -1]` only, with "
+        "`clean_output[:, -1]`.",
+        "你的钩子替换了所有位置上的输出，而不只是最后一个位置，这等于把干净运行的整个输出都修补进去了。"
+        "请只替换 `out[:, -1]`，换成 `clean_output[:, -1]`。",
+    ),
+    last_sentence=Text(
+        "Your hook replaced the last *sentence* of the batch, `out[-1]`: the output is "
+        "`[batch, positions, width]`, so the last position is `out[:, -1]`.",
+        "你的钩子替换的是批次中的最后一个*句子* `out[-1]`。输出的形状是 "
+        "`[batch, positions, width]`，所以最后一个位置是 `out[:, -1]`。",
+    ),
+    wrong_position=Text(
+        "Your hook did not put `clean_output[:, -1]` at the last position of the output, "
+        "`out[:, -1]`, or it changed other positions too.",
+        "你的钩子没有把 `clean_output[:, -1]` 放到输出的最后一个位置 `out[:, -1]` 上，"
+        "或者它还改动了其他位置。",
+    ),
+    replaced_output=Text(
+        "The hook on `{layer}` returned a `{returned}`, not an output of the layer's "
+        "shape: return the edited output, `out`.",
+        "`{layer}` 上的钩子返回了一个 `{returned}`，而不是与这一层输出形状相同的张量，"
+        "请返回修改后的输出 `out`。",
+    ),
+)
+def _put_last(answer: object) -> Values:
+    put_last = require_callable(answer)
+    generator = torch.Generator().manual_seed(0)
+    x = torch.randn(4, 6, 8, generator=generator)
+    clean_output = torch.randn(4, 6, 8, generator=generator)
+    plain, hooked = _through_forward_hook(put_last(clean_output.clone()), nn.Linear(8, 8), x)
+    expected = plain.clone()
+    expected[:, -1] = clean_output[:, -1]
+    if torch.equal(hooked, expected):
+        return {}
+    if torch.equal(hooked, plain):
+        raise Problem("returned_none")
+    if torch.equal(hooked, clean_output):
+        raise Problem("all_positions")
+    last_sentence = plain.clone()
+    last_sentence[-1] = clean_output[-1]
+    if torch.equal(hooked, last_sentence):
+        raise Problem("last_sentence")
+    raise Problem("wrong_position")
+
+
+@exercise(
+    "35.2",
+    passed=Text(
+        "Your hook put head {head}'s clean pattern into the softmax's output, every "
+        "position, and left the other heads' patterns as the corrupted run computed them.",
+        "你的钩子把头 {head} 的干净注意力模式放进了 softmax 的输出（所有位置），"
+        "其他头的模式保持损坏运行算出的结果。",
+    ),
+    returned_none=_RETURNED_NONE,
+    all_heads=Text(
+        "Your hook replaced the pattern of every head, not only head {head}'s: the "
+        "output is `[batch, heads, positions, positions]`, so head {head} is "
+        "`out[:, {head}]`.",
+        "你的钩子替换了所有头的模式，而不只是头 {head} 的。输出的形状是 "
+        "`[batch, heads, positions, positions]`，所以头 {head} 是 `out[:, {head}]`。",
+    ),
+    wrong_dimension=Text(
+        "Your hook did not replace `out[:, {head}]`, head {head}'s whole pattern: the "
+        "softmax's output is `[batch, heads, positions, positions]`, and the head is "
+        "dimension 1 (`out[..., {head}]` is a column of every head's pattern).",
+        "你的钩子替换的不是头 {head} 的整个模式 `out[:, {head}]`。softmax 的输出形状是 "
+        "`[batch, heads, positions, positions]`，头在第 1 维（`out[..., {head}]` 是每个头的模式中的一列）。",
+    ),
+    replaced_output=Text(
+        "The hook on `{layer}` returned a `{returned}`, not an output of the layer's "
+        "shape: return the whole edited pattern, `out`, all heads.",
+        "`{layer}` 上的钩子返回了一个 `{returned}`，而不是与这一层输出形状相同的张量，"
+        "请返回修改后的整个模式 `out`（包含所有头）。",
+    ),
+)
+def _patch_pattern(answer: object) -> Values:
+    patch_pattern = require_callable(answer)
+    generator = torch.Generator().manual_seed(0)
+    scores = torch.randn(3, 4, 6, 6, generator=generator)
+    clean_pattern = torch.randn(3, 4, 6, 6, generator=generator).softmax(-1)
+    for head in (3, 1):
+        hook = patch_pattern(clean_pattern.clone(), head)
+        plain, hooked = _through_forward_hook(hook, nn.Softmax(dim=-1), scores)
+        expected = plain.clone()
+        expected[:, head] = clean_pattern[:, head]
+        if torch.equal(hooked, expected):
+            continue
+        if torch.equal(hooked, plain):
+            raise Problem("returned_none")
+        if torch.equal(hooked, clean_pattern):
+            raise Problem("all_heads", head=head)
+        raise Problem("wrong_dimension", head=head)
+    return {"head": 3}
+
+
+@exercise(
+    "35.3",
+    passed=Text(
+        "In all {n} prompts your function put at position 10 a name that is neither of "
+        "the sentence's two names, and changed nothing else (not even the sentences you "
+        "were given).",
+        "在全部 {n} 个提示中，你的函数都在位置 10 放了一个既不是句中第一个名字、也不是第二个名字的名字，"
+        "其他什么都没有改（包括传入的句子）。",
+    ),
+    not_prompts=Text(
+        "`third_name(sentences)` returned `{got}`; it should return the prompts, a "
+        "`[sentences, 15]` tensor of token ids like `sentences.prompts`.",
+        "`third_name(sentences)` 返回了 `{got}`；它应当返回提示，即一个像 `sentences.prompts` "
+        "那样形状为 `[sentences, 15]` 的词元编号张量。",
+    ),
+    changed_in_place=Text(
+        "Your function changed the sentences it was given: `sentences.prompts` is a view "
+        "of `sentences.tokens`, so writing into it edits the clean sentences too. Write "
+        "into a copy, `sentences.prompts.clone()`.",
+        "你的函数修改了传入的句子。`sentences.prompts` 是 `sentences.tokens` 的一个视图，"
+        "写入它也会改动干净的句子。请写入一份副本 `sentences.prompts.clone()`。",
+    ),
+    other_positions=Text(
+        "Your function changed the prompts at position(s) {positions}: only position 10, "
+        "the subject, should change.",
+        "你的函数改动了提示中的位置 {positions}，应当只改位置 10，即主语。",
+    ),
+    not_a_name=Text(
+        "In {count} prompt(s), position 10 holds `{word}`, which is not a name: take the "
+        "third name from the names, tokens 10 to 25 of `lm.VOCAB`.",
+        "在 {count} 个提示中，位置 10 上是 `{word}`，它不是名字。请从名字中选第三个名字，"
+        "即 `lm.VOCAB` 中的第 10 到 25 个词元。",
+    ),
+    in_sentence=Text(
+        "In {count} prompt(s), position 10 holds a name that is already in the sentence, "
+        "such as `{text}`: the third name must differ from both names, the answer "
+        "included (`sentences.answers`).",
+        "在 {count} 个提示中，位置 10 上的名字已经在句子中出现过，例如 `{text}`。"
+        "第三个名字必须与两个名字都不同，包括答案（`sentences.answers`）。",
+    ),
+)
+def _third_name(answer: object) -> Values:
+    third_name = require_callable(answer)
+    sentences = lm.make_names(200, seed=4, split="test")
+    tokens = sentences.tokens.clone()
+    got = third_name(sentences)
+    if not torch.equal(sentences.tokens, tokens):
+        raise Problem("changed_in_place")
+    prompts = tokens[:, : lm.POSITIONS["IO"]]
+    if not isinstance(got, torch.Tensor) or got.shape != prompts.shape:
+        shown = f"a tensor of shape {list(got.shape)}" if isinstance(got, torch.Tensor) else None
+        raise Problem("not_prompts", got=shown or f"a {type(got).__name__}")
+    subject = lm.POSITIONS["S"]
+    changed = (got != prompts).any(0).nonzero().flatten().tolist()
+    if set(changed) - {subject}:
+        raise Problem("other_positions", positions=sorted(set(changed) - {subject}))
+    names = {lm.VOCAB.index(name) for name in lm.NAMES}
+    third = got[:, subject].tolist()
+    not_names = [t for t in third if t not in names]
+    if not_names:
+        word = lm.VOCAB[not_names[0]] if 0 <= not_names[0] < len(lm.VOCAB) else not_names[0]
+        raise Problem("not_a_name", count=len(not_names), word=word)
+    a, b = prompts[:, lm.POSITIONS["A"]], prompts[:, lm.POSITIONS["B"]]
+    repeated = (got[:, subject] == a) | (got[:, subject] == b)
+    if repeated.any():
+        first = int(repeated.nonzero()[0])
+        raise Problem("in_sentence", count=int(repeated.sum()), text=lm.decode(got[first]))
+    return {"n": len(got)}
