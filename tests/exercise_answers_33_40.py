@@ -296,6 +296,80 @@ def third_name_variant(kind):
     return answer
 
 
+# -- page 36 ---------------------------------------------------------------------------
+
+
+def difference_of_means(residuals, in_first):
+    return residuals[in_first].mean(0) - residuals[~in_first].mean(0)
+
+
+def steered_answers(model, block, prompts, vector):
+    def hook(module, args, output):
+        steered = output.clone()
+        steered[:, -1] += vector
+        return steered
+
+    with block.register_forward_hook(hook), torch.no_grad():
+        return model(prompts)[:, -1].argmax(-1)
+
+
+def steered_answers_variant(kind):
+    def answer(model, block, prompts, vector):
+        def hook(module, args, output):
+            steered = output.clone()
+            if kind == "everywhere":
+                steered += vector
+            elif kind == "subtract":
+                steered[:, -1] -= vector
+            elif kind == "no return":
+                steered[:, -1] += vector
+                return None
+            else:
+                steered[:, -1] += vector
+            return steered
+
+        handle = block.register_forward_hook(hook)
+        with torch.no_grad():
+            logits = model(prompts)
+        if kind != "leaky":
+            handle.remove()
+        return logits if kind == "logits" else logits[:, -1].argmax(-1)
+
+    return answer
+
+
+def prompt_only(vector):
+    def hook(module, args, output):
+        if output.shape[1] != 15:
+            return None
+        steered = output.clone()
+        steered[:, 14] += vector
+        return steered
+
+    return hook
+
+
+def prompt_only_variant(kind):
+    def factory(vector):
+        def hook(module, args, output):
+            if kind != "every step" and output.shape[1] != 15:
+                return None
+            steered = output.clone()
+            if kind == "all positions":
+                steered += vector
+            elif kind == "every step":
+                steered[:, -1] += vector
+            elif kind == "twice":
+                steered[:, 14] += 2 * vector
+            else:
+                steered[:, 14] += vector
+            return None if kind == "no return" else steered
+
+        return hook
+
+    return factory
+
+
 RIGHT = {
     "33.1": middle_stream,
     "33.2": generation_shapes,
@@ -306,6 +380,9 @@ RIGHT = {
     "35.1": put_last,
     "35.2": patch_pattern,
     "35.3": third_name,
+    "36.1": difference_of_means,
+    "36.2": steered_answers,
+    "36.3": prompt_only,
 }
 
 WRONG = [
@@ -345,4 +422,17 @@ WRONG = [
     ("35.3", third_name_variant("not a name"), "not_a_name"),
     ("35.3", third_name_variant("answer too"), "other_positions"),
     ("35.3", third_name_variant("tokens"), "not_prompts"),
+    ("36.1", lambda r, first: r[~first].mean(0) - r[first].mean(0), "reversed"),
+    ("36.1", lambda r, first: r[first].sum(0) - r[~first].sum(0), "sums"),
+    ("36.1", lambda r, first: r[first].mean(0) - r.mean(0), "wrong_direction"),
+    ("36.1", lambda r, first: r[first] - r[~first].mean(0), "not_a_vector"),
+    ("36.2", steered_answers_variant("everywhere"), "every_position"),
+    ("36.2", steered_answers_variant("subtract"), "opposite"),
+    ("36.2", steered_answers_variant("no return"), "not_steered"),
+    ("36.2", steered_answers_variant("logits"), "not_tokens"),
+    ("36.2", steered_answers_variant("leaky"), "hooks_left"),
+    ("36.3", prompt_only_variant("every step"), "every_step"),
+    ("36.3", prompt_only_variant("all positions"), "all_positions"),
+    ("36.3", prompt_only_variant("twice"), "wrong_push"),
+    ("36.3", prompt_only_variant("no return"), "returned_none"),
 ]

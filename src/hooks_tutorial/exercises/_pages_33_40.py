@@ -697,3 +697,209 @@ def _third_name(answer: object) -> Values:
         first = int(repeated.nonzero()[0])
         raise Problem("in_sentence", count=int(repeated.sum()), text=lm.decode(got[first]))
     return {"n": len(got)}
+
+
+# -- page 36: steering -------------------------------------------------------------------------
+
+
+@exercise(
+    "36.1",
+    passed=Text(
+        "Your direction is the mean of the first set's residuals minus the mean of the "
+        "second's, also when the two sets have different sizes ({sizes}).",
+        "你的方向是第一组残差的均值减去第二组残差的均值，两组大小不同时（{sizes}）也是如此。",
+    ),
+    not_a_vector=Text(
+        "`difference_of_means(residuals, in_first)` returned `{got}`; it should return one "
+        "vector of the residuals' width, `[{width}]`.",
+        "`difference_of_means(residuals, in_first)` 返回了 `{got}`；它应当返回一个与残差宽度相同的向量，"
+        "`[{width}]`。",
+    ),
+    reversed=Text(
+        "Your direction points the other way: it is the second set's mean minus the "
+        "first's. Steering adds the direction, so it must point from the second set to "
+        "the first: `residuals[in_first].mean(0) - residuals[~in_first].mean(0)`.",
+        "你的方向反了，它是第二组的均值减去第一组的均值。引导时要加上这个方向，所以它必须从第二组指向"
+        "第一组：`residuals[in_first].mean(0) - residuals[~in_first].mean(0)`。",
+    ),
+    sums=Text(
+        "Your direction is a difference of sums, not of means: with {sizes} residuals in "
+        "the two sets, the larger set weighs more and the length grows with the number of "
+        "sentences. Use `.mean(0)` for each set.",
+        "你的方向是两个和之差，而不是两个均值之差。两组各有 {sizes} 个残差，大的那一组权重更大，"
+        "方向的长度也会随句子数增长。请对每一组用 `.mean(0)`。",
+    ),
+    wrong_direction=Text(
+        "Your direction is not the mean of the residuals where `in_first` is True minus "
+        "the mean of those where it is False (largest difference {gap:.3f}).",
+        "你的方向不是 `in_first` 为 True 的残差均值减去为 False 的残差均值（最大差值 {gap:.3f}）。",
+    ),
+)
+def _difference_of_means(answer: object) -> Values:
+    difference_of_means = require_callable(answer)
+    generator = torch.Generator().manual_seed(0)
+    residuals = torch.randn(50, 8, generator=generator) + torch.linspace(0, 1, 8)
+    in_first = torch.zeros(50, dtype=torch.bool)
+    in_first[:20] = True
+    in_first = in_first[torch.randperm(50, generator=generator)]
+    first, second = residuals[in_first], residuals[~in_first]
+    sizes = f"{len(first)}, {len(second)}"
+    got = difference_of_means(residuals.clone(), in_first.clone())
+    if not isinstance(got, torch.Tensor) or got.shape != (8,):
+        shown = f"a tensor of shape {list(got.shape)}" if isinstance(got, torch.Tensor) else None
+        raise Problem("not_a_vector", got=shown or f"a {type(got).__name__}", width=8)
+    got = got.detach().float()
+    expected = first.mean(0) - second.mean(0)
+    # means of 20 and 30 numbers: another order of the sums changes the last bits only
+    if torch.allclose(got, expected, atol=1e-5):
+        return {"sizes": sizes}
+    if torch.allclose(got, -expected, atol=1e-5):
+        raise Problem("reversed")
+    if torch.allclose(got.abs(), (first.sum(0) - second.sum(0)).abs(), atol=1e-4):
+        raise Problem("sums", sizes=sizes)
+    raise Problem("wrong_direction", gap=(got - expected).abs().max().item())
+
+
+@exercise(
+    "36.2",
+    passed=Text(
+        "With your function and a random vector of the check's, {changed} of {n} answers "
+        "of the page's model changed, exactly as with the vector added at the last "
+        "position after the block, and your hook was removed afterwards.",
+        "用你的函数和检查自带的一个随机向量，本页模型的 {n} 个答案中有 {changed} 个改变了，与在该块之后的最后一个位置加上"
+        "这个向量的结果完全一致，而且你的钩子在之后被移除了。",
+    ),
+    not_tokens=Text(
+        "`steered_answers(model, block, prompts, vector)` returned `{got}`; it should return "
+        "the next token of each prompt, `[{n}]` token ids: "
+        "`model(prompts)[:, -1].argmax(-1)`.",
+        "`steered_answers(model, block, prompts, vector)` 返回了 `{got}`；它应当返回每个提示的下一个"
+        "词元，即 `[{n}]` 个词元编号：`model(prompts)[:, -1].argmax(-1)`。",
+    ),
+    not_steered=Text(
+        "The answers are the model's own, as if nothing was added: did the hook return "
+        "the steered output? A forward hook changes the output only by returning it.",
+        "这些答案与模型自己的答案相同，就像什么都没加一样。钩子返回引导后的输出了吗？"
+        "前向钩子只有返回输出才能改变它。",
+    ),
+    opposite=Text(
+        "The answers are those of the vector *subtracted*: add `vector` itself to the "
+        "output; the exercise passes `-1` times the direction as the vector.",
+        "这些答案是*减去*这个向量时的答案。请把 `vector` 本身加到输出上；练习中传入的向量就是"
+        "方向的 `-1` 倍。",
+    ),
+    every_position=Text(
+        "The answers are those of the vector added at every position: add it at the last "
+        "position only, `steered[:, -1] += vector`.",
+        "这些答案是在每个位置都加上这个向量时的答案。请只在最后一个位置加，"
+        "`steered[:, -1] += vector`。",
+    ),
+    wrong_answers=Text(
+        "{wrong} of {n} answers differ from those of the model with `vector` added to the "
+        "output of `block` at the last position.",
+        "{n} 个答案中有 {wrong} 个与在 `block` 输出的最后一个位置加上 `vector` 之后的模型答案不同。",
+    ),
+)
+def _steered_answers(answer: object) -> Values:
+    steered_answers = require_callable(answer)
+    # the trained model (an untrained one gives one answer to every prompt, steered or
+    # not): with this vector at the last position after block 1, most of the 64 answers
+    # change, and adding it elsewhere or the other way gives other answers
+    model = watch(lm.pretrained_lm())
+    block = model.blocks[1]
+    prompts = lm.make_names(64, seed=6).prompts
+    vector = 2 * torch.randn(64, generator=torch.Generator().manual_seed(0))
+
+    def answers_with(edit: Callable[[torch.Tensor], None] | None) -> torch.Tensor:
+        def hook(module: nn.Module, args: tuple[Any, ...], output: torch.Tensor) -> torch.Tensor:
+            steered = output.clone()
+            if edit is not None:
+                edit(steered)
+            return steered
+
+        with block.register_forward_hook(hook), torch.no_grad():
+            found: torch.Tensor = model(prompts)[:, -1].argmax(-1)
+        return found
+
+    def add_last(x: torch.Tensor) -> None:
+        x[:, -1] += vector
+
+    def subtract_last(x: torch.Tensor) -> None:
+        x[:, -1] -= vector
+
+    def add_everywhere(x: torch.Tensor) -> None:
+        x += vector
+
+    expected = answers_with(add_last)
+    others = {
+        "not_steered": answers_with(None),
+        "opposite": answers_with(subtract_last),
+        "every_position": answers_with(add_everywhere),
+    }
+    got = steered_answers(model, block, prompts.clone(), vector.clone())
+    n = len(prompts)
+    if not isinstance(got, torch.Tensor) or got.shape != (n,) or got.is_floating_point():
+        shown = f"a tensor of shape {list(got.shape)}" if isinstance(got, torch.Tensor) else None
+        raise Problem("not_tokens", got=shown or f"a {type(got).__name__}", n=n)
+    if torch.equal(got, expected):
+        return {"changed": int((expected != others["not_steered"]).sum()), "n": n}
+    for problem, tokens in others.items():
+        if torch.equal(got, tokens):  # the check's vector changes many answers each way
+            raise Problem(problem)
+    raise Problem("wrong_answers", wrong=int((got != expected).sum()), n=n)
+
+
+@exercise(
+    "36.3",
+    passed=Text(
+        "Your hook added the vector at position 14 when it saw the 15 positions of the "
+        "prompt, and changed nothing when it saw 16 or 17 (the later steps of "
+        "generation).",
+        "你的钩子在看到提示的 15 个位置时，在位置 14 加上了这个向量；看到 16 或 17 个位置"
+        "（生成的后续步骤）时什么也没改。",
+    ),
+    returned_none=_RETURNED_NONE,
+    every_step=Text(
+        "When your hook saw {length} positions (a later step of generation), it changed "
+        "the output too: check the length first, `if output.shape[1] != 15: return None`.",
+        "当你的钩子看到 {length} 个位置时（生成的后续步骤），它也改动了输出。请先检查长度，"
+        "`if output.shape[1] != 15: return None`。",
+    ),
+    all_positions=Text(
+        "On the prompt your hook changed positions other than 14 too: add the vector at "
+        "position 14 only, `steered[:, 14] += vector`.",
+        "在提示上，你的钩子还改动了位置 14 以外的位置。请只在位置 14 加上这个向量，"
+        "`steered[:, 14] += vector`。",
+    ),
+    wrong_push=Text(
+        "On the prompt, position 14 of the output is not the layer's output plus the "
+        "vector (alpha 1): `steered[:, 14] += vector`.",
+        "在提示上，输出的位置 14 不等于这一层的输出加上这个向量（alpha 为 1）："
+        "`steered[:, 14] += vector`。",
+    ),
+    replaced_output=Text(
+        "The hook on `{layer}` returned a `{returned}`, not an output of the layer's "
+        "shape: return the whole steered output, or None to leave it.",
+        "`{layer}` 上的钩子返回了一个 `{returned}`，而不是与这一层输出形状相同的张量。"
+        "请返回整个引导后的输出，或者返回 None 保持原样。",
+    ),
+)
+def _prompt_only(answer: object) -> Values:
+    prompt_only = require_callable(answer)
+    generator = torch.Generator().manual_seed(0)
+    vector = torch.randn(8, generator=generator)
+    for length in (15, 16, 17):
+        x = torch.randn(3, length, 8, generator=generator)
+        plain, hooked = _through_forward_hook(prompt_only(vector.clone()), nn.Linear(8, 8), x)
+        if length != 15:
+            if not torch.equal(hooked, plain):
+                raise Problem("every_step", length=length)
+            continue
+        if torch.equal(hooked, plain):
+            raise Problem("returned_none")
+        if not torch.equal(hooked[:, :14], plain[:, :14]):
+            raise Problem("all_positions")
+        # the hook adds in float32 as the check does: equal up to rounding
+        if not torch.allclose(hooked[:, 14], plain[:, 14] + vector, atol=1e-6):
+            raise Problem("wrong_push")
+    return {}
