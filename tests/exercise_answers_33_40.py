@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import torch
 
+import hooks_tutorial as ht
 from hooks_tutorial import lm
 
 # -- page 33 ---------------------------------------------------------------------------
@@ -370,6 +371,62 @@ def prompt_only_variant(kind):
     return factory
 
 
+# -- page 40 ---------------------------------------------------------------------------
+
+
+def grads_after_cam(model, layer, images):
+    with torch.no_grad():
+        maps = ht.GradCAM(model, layer)(images)
+    return maps, sum(p.grad is not None for p in model.parameters())
+
+
+def grads_after_backward(model, layer, images):
+    model(images).max(1).values.sum().backward()
+    return grads_after_cam(model, layer, images)
+
+
+def grads_counted_wrong(model, layer, images):
+    with torch.no_grad():
+        maps = ht.GradCAM(model, layer)(images)
+    return maps, sum(p.requires_grad for p in model.parameters())
+
+
+def count_fires(model, module, x):
+    fired = []
+    handle = module.register_forward_hook(lambda m, args, output: fired.append(1))
+    try:
+        with torch.no_grad():
+            model(x)
+    finally:
+        handle.remove()
+    return len(fired)
+
+
+def count_fires_per_module(model, module, x):
+    fired = set()
+    with module.register_forward_hook(lambda m, args, output: fired.add(m)), torch.no_grad():
+        model(x)
+    return len(fired)
+
+
+def count_fires_leaky(model, module, x):
+    fired = []
+    module.register_forward_hook(lambda m, args, output: fired.append(1))
+    model(x)
+    return len(fired)
+
+
+def called_names(model, x):
+    return [row.name for row in ht.trace(model, x)]
+
+
+RIGHT_40 = {
+    "40.1": grads_after_cam,
+    "40.2": count_fires,
+    "40.3": called_names,
+}
+
+
 RIGHT = {
     "33.1": middle_stream,
     "33.2": generation_shapes,
@@ -383,6 +440,7 @@ RIGHT = {
     "36.1": difference_of_means,
     "36.2": steered_answers,
     "36.3": prompt_only,
+    **RIGHT_40,
 }
 
 WRONG = [
@@ -435,4 +493,18 @@ WRONG = [
     ("36.3", prompt_only_variant("all positions"), "all_positions"),
     ("36.3", prompt_only_variant("twice"), "wrong_push"),
     ("36.3", prompt_only_variant("no return"), "returned_none"),
+    ("40.1", grads_after_backward, "filled_grads"),
+    ("40.1", grads_counted_wrong, "miscounted"),
+    ("40.1", lambda model, layer, images: ht.GradCAM(model, layer)(images), "not_a_pair"),
+    ("40.1", lambda model, layer, images: (ht.GradCAM(model, "0")(images), 0), "wrong_maps"),
+    ("40.2", count_fires_per_module, "once_per_module"),
+    ("40.2", count_fires_leaky, "hooks_left"),
+    ("40.2", lambda model, module, x: str(module), "not_a_count"),
+    (
+        "40.3",
+        lambda model, x: [name for name, _ in model.named_modules() if name],
+        "modules_not_calls",
+    ),
+    ("40.3", lambda model, x: [r.name for r in ht.trace(model, x)][:1], "wrong_calls"),
+    ("40.3", ht.trace, "not_names"),
 ]
