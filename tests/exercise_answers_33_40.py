@@ -420,7 +420,76 @@ def called_names(model, x):
     return [row.name for row in ht.trace(model, x)]
 
 
+# -- page 37 ---------------------------------------------------------------------------
+
+
+def pattern_by_hook(model, tokens):
+    patterns = []
+    handle = model.blocks[1].attn.softmax.register_forward_hook(
+        lambda module, args, output: patterns.append(output)
+    )
+    try:
+        model(tokens)
+    finally:
+        handle.remove()
+    return patterns[0]
+
+
+def pattern_variant(kind):
+    def answer(model, tokens):
+        kept = {}
+        block = model.blocks[0 if kind == "block 0" else 1]
+        with block.attn.softmax.register_forward_hook(
+            lambda module, args, output: kept.update(input=args[0], output=output)
+        ):
+            model(tokens)
+        if kind == "scores":
+            return kept["input"]
+        if kind == "head 3":
+            return kept["output"][:, 3]
+        return kept["output"]
+
+    return answer
+
+
+def patch_position(clean_output, position):
+    def hook(module, args, output):
+        output = output.clone()
+        output[:, position] = clean_output[:, position]
+        return output
+
+    return hook
+
+
+def patch_position_variant(kind):
+    def factory(clean_output, position):
+        def hook(module, args, output):
+            output = output.clone()
+            if kind == "sentence":
+                output[position] = clean_output[position]
+            elif kind == "all":
+                output[:] = clean_output
+            elif kind == "last":
+                output[:, -1] = clean_output[:, -1]
+            elif kind == "no return":
+                output[:, position] = clean_output[:, position]
+                return None
+            return output
+
+        return hook
+
+    return factory
+
+
+def broken(activation, name):
+    msg = "broken hook"
+    raise ValueError(msg)
+
+
 RIGHT_40 = {
+    "37.1": pattern_by_hook,
+    "37.2": patch_position,
+    "37.3": broken,
     "40.1": grads_after_cam,
     "40.2": count_fires,
     "40.3": called_names,
@@ -507,4 +576,14 @@ WRONG = [
     ),
     ("40.3", lambda model, x: [r.name for r in ht.trace(model, x)][:1], "wrong_calls"),
     ("40.3", ht.trace, "not_names"),
+    ("37.1", pattern_variant("scores"), "scores"),
+    ("37.1", pattern_variant("block 0"), "wrong_block"),
+    ("37.1", pattern_variant("head 3"), "one_head"),
+    ("37.1", lambda model, tokens: model(tokens), "wrong_pattern"),
+    ("37.1", lambda model, tokens: [], "not_a_tensor"),
+    ("37.2", patch_position_variant("sentence"), "one_sentence"),
+    ("37.2", patch_position_variant("all"), "all_positions"),
+    ("37.2", patch_position_variant("last"), "wrong_position"),
+    ("37.2", patch_position_variant("no return"), "returned_none"),
+    ("37.3", lambda activation, name: None, "did_not_raise"),
 ]

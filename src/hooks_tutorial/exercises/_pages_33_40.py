@@ -10,6 +10,7 @@ from torch import nn
 
 from .. import lm
 from ..cam import GradCAM
+from ..hooks import count_hooks
 from ._guard import watch
 from ._helpers import require_callable, returned_type
 from ._language import Text
@@ -1129,3 +1130,172 @@ def _called_names(answer: object) -> Values:
             )
         found[label] = names
     return {"shared": found["SharedReLU"], "functional": found["FunctionalReLU"]}
+
+
+# -- page 37: interpretability libraries ---------------------------------------------------------
+
+
+@exercise(
+    "37.1",
+    passed=Text(
+        "Your function returned the output of `blocks[1].attn.softmax`, `{shape}`: the "
+        "attention pattern of every head, whose rows sum to 1. A hook point on the "
+        "softmax's output sees the same tensor.",
+        "你的函数返回了 `blocks[1].attn.softmax` 的输出 `{shape}`，即每个头的注意力模式，"
+        "每一行的和为 1。softmax 输出上的钩子点看到的也是同一个张量。",
+    ),
+    not_a_tensor=Text(
+        "`pattern_by_hook(model, tokens)` returned a `{got}`; it should return one tensor, "
+        "the `output` the forward hook on `model.blocks[1].attn.softmax` received.",
+        "`pattern_by_hook(model, tokens)` 返回了一个 `{got}`；它应当返回一个张量，"
+        "即 `model.blocks[1].attn.softmax` 上的前向钩子收到的 `output`。",
+    ),
+    scores=Text(
+        "Your function returned the *input* of the softmax, the scaled scores (with "
+        "`-inf` above the diagonal), not the pattern: keep `output`, the third argument "
+        "of a forward hook, not `args[0]`.",
+        "你的函数返回的是 softmax 的*输入*，即缩放后的得分（对角线上方是 `-inf`），而不是注意力模式。"
+        "请保存前向钩子的第三个参数 `output`，而不是 `args[0]`。",
+    ),
+    wrong_block=Text(
+        "Your function returned the pattern of block 0: `model.blocks[1]` is the second "
+        "block (the blocks count from 0).",
+        "你的函数返回的是块 0 的注意力模式。`model.blocks[1]` 是第二个块（块从 0 开始编号）。",
+    ),
+    one_head=Text(
+        "Your function returned one head's pattern; return the whole output, `[batch, "
+        "heads, positions, positions]`, and pick head 3 afterwards, `pattern[:, 3]`.",
+        "你的函数只返回了一个头的模式。请返回整个输出 `[batch, heads, positions, positions]`，"
+        "之后再取出头 3，`pattern[:, 3]`。",
+    ),
+    wrong_pattern=Text(
+        "The tensor your function returned is not the output of "
+        "`model.blocks[1].attn.softmax` for `tokens`: register a forward hook there, keep "
+        "its `output`, run the model, remove the hook and return what it kept.",
+        "你的函数返回的张量不是 `model.blocks[1].attn.softmax` 对 `tokens` 的输出。请在那里注册"
+        "一个前向钩子，保存它的 `output`，运行模型，移除钩子，然后返回保存的张量。",
+    ),
+)
+def _pattern_by_hook(answer: object) -> Values:
+    pattern_by_hook = require_callable(answer)
+    model = _tiny_lm()
+    tokens = lm.make_names(4, seed=7).prompts
+    blocks = [b for b in model.blocks if isinstance(b, lm.Block)]
+    softmax = [_recorded(model, b.attn.softmax, tokens) for b in blocks]
+    expected = softmax[1]["output"]
+    got = pattern_by_hook(model, tokens)
+    if not isinstance(got, torch.Tensor):
+        raise Problem("not_a_tensor", got=type(got).__name__)
+    if _same(got, expected):
+        return {"shape": list(expected.shape)}
+    if got.shape == expected.shape and torch.equal(got.detach(), softmax[1]["input"]):
+        raise Problem("scores")  # equal, -inf included (allclose would say no)
+    if _same(got, softmax[0]["output"]):
+        raise Problem("wrong_block")
+    if any(_same(got, expected[:, h]) for h in range(expected.shape[1])):
+        raise Problem("one_head")
+    raise Problem("wrong_pattern")
+
+
+@exercise(
+    "37.2",
+    passed=Text(
+        "Your hook wrote the clean value into position {position} of the output, in every "
+        "sentence, and left the other positions as the layer computed them: what "
+        "`nn_model.blocks[0].output[:, S] = clean_resid[:, S]` does inside a trace.",
+        "你的钩子在每个句子中都把干净的值写入了输出的位置 {position}，其他位置保持这一层自己算出的结果，"
+        "这正是 trace 中 `nn_model.blocks[0].output[:, S] = clean_resid[:, S]` 所做的事。",
+    ),
+    returned_none=_RETURNED_NONE,
+    all_positions=Text(
+        "Your hook replaced the output at every position, not only at position "
+        "{position}: write `output[:, position] = clean_output[:, position]`.",
+        "你的钩子替换了所有位置上的输出，而不只是位置 {position}，"
+        "请写 `output[:, position] = clean_output[:, position]`。",
+    ),
+    one_sentence=Text(
+        "Your hook replaced *sentence* {position} of the batch, `output[position]`: the "
+        "output is `[batch, positions, width]`, so the position is `output[:, position]`.",
+        "你的钩子替换的是批次中的第 {position} 个*句子* `output[position]`。输出的形状是 "
+        "`[batch, positions, width]`，所以位置要写成 `output[:, position]`。",
+    ),
+    wrong_position=Text(
+        "Your hook did not put `clean_output[:, {position}]` at position {position} of "
+        "the output (and only there).",
+        "你的钩子没有把 `clean_output[:, {position}]` 放到输出的位置 {position} 上"
+        "（并且只放在那里）。",
+    ),
+    replaced_output=Text(
+        "The hook on `{layer}` returned a `{returned}`, not an output of the layer's "
+        "shape: return the whole patched output.",
+        "`{layer}` 上的钩子返回了一个 `{returned}`，而不是与这一层输出形状相同的张量，"
+        "请返回修补后的整个输出。",
+    ),
+)
+def _patch_position(answer: object) -> Values:
+    patch_position = require_callable(answer)
+    generator = torch.Generator().manual_seed(0)
+    for position in (2, 4):
+        x = torch.randn(6, 7, 8, generator=generator)
+        clean_output = torch.randn(6, 7, 8, generator=generator)
+        hook = patch_position(clean_output.clone(), position)
+        plain, hooked = _through_forward_hook(hook, nn.Linear(8, 8), x)
+        expected = plain.clone()
+        expected[:, position] = clean_output[:, position]
+        if torch.equal(hooked, expected):
+            continue
+        if torch.equal(hooked, plain):
+            raise Problem("returned_none")
+        if torch.equal(hooked, clean_output):
+            raise Problem("all_positions", position=position)
+        one_sentence = plain.clone()
+        one_sentence[position] = clean_output[position]
+        if torch.equal(hooked, one_sentence):
+            raise Problem("one_sentence", position=position)
+        raise Problem("wrong_position", position=position)
+    return {"position": 2}
+
+
+@exercise(
+    "37.3",
+    passed=Text(
+        "Your hook raised `{error}`; the error reached the caller, and {left} hooks were "
+        "left on the model: a `hooks` context manager that removes its handles in "
+        "`finally` cleans up whether its block ends normally or with an error.",
+        "你的钩子抛出了 `{error}`；这个错误传到了调用者，模型上留下了 {left} 个钩子。"
+        "在 `finally` 中移除句柄的 `hooks` 上下文管理器，无论它的块是正常结束还是因错误结束，"
+        "都会做好清理。",
+    ),
+    did_not_raise=Text(
+        "Your hook returned `{returned}` and raised nothing, so the run went through: "
+        'raise an error in it, `raise ValueError("broken hook")`, to see what a failing '
+        "hook leaves behind.",
+        "你的钩子返回了 `{returned}`，没有抛出任何异常，所以这次运行顺利完成了。请在其中抛出一个错误，"
+        '`raise ValueError("broken hook")`，看看出错的钩子会留下什么。',
+    ),
+)
+def _broken_hook(answer: object) -> Values:
+    broken = require_callable(answer)
+    model = _tiny_lm()
+    block = model.blocks[1]
+    assert isinstance(block, lm.Block)
+    point = block.attn.out  # where the page's hook point "blocks.1.attn.out" sits
+    returned: list[object] = []
+
+    def forward_hook(module: nn.Module, args: tuple[Any, ...], output: torch.Tensor) -> Any:
+        returned.append(broken(output, "blocks.1.attn.out.hook_out"))
+        return returned[-1]
+
+    error: Exception | None = None
+    handle = point.register_forward_hook(forward_hook)  # the page's `hooks`, for one hook
+    try:
+        model(lm.make_names(2, seed=8).prompts)
+    except Exception as raised:  # noqa: BLE001 - the learner's error is what the exercise shows
+        error = raised
+    finally:
+        handle.remove()
+    if error is None:
+        shown = repr(returned[0]) if returned else "None"
+        raise Problem("did_not_raise", returned=shown if len(shown) < 40 else shown[:37] + "...")
+    left = count_hooks(model).total
+    return {"error": f"{type(error).__name__}: {error}".rstrip(": "), "left": left}
