@@ -66,6 +66,7 @@ extensions = [
     "fast_path",  # docs/_ext/fast_path.py: the fast path's box and each step's banner, from one list
     "download_language",  # docs/_ext/download_language.py: each download says its language
     "code_comments",  # docs/_ext/code_comments.py: code comments translated through the catalogs
+    "figure_texts",  # docs/_ext/figure_texts.py: the figures' words in Chinese on zh_CN pages
 ]
 
 # The exercise checks that the pages run (ht.exercises.check) print English, like every
@@ -204,6 +205,11 @@ code_comment_pages = [
     "auto_examples/02_module_hooks/plot_08_handles_and_leaks",
     "auto_examples/02_module_hooks/plot_09_firing_order",
 ]
+# The pages whose figures' words are messages of their catalogs (the same steps): the
+# zh_CN page shows a copy of each figure drawn with the translations and a CJK font
+# (docs/_ext/figure_texts.py); a word without a translation fails the zh_CN build.
+figure_text_pages = list(code_comment_pages)
+
 # -- The fast path to Grad-CAM (docs/_ext/fast_path.py) ------------------------
 # The one list of the path: its pages in reading order, each with what it gives the
 # next (English, Chinese; ``literal`` in double back-quotes). The box on the home page

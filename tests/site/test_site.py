@@ -23,6 +23,8 @@ from sphinx_gallery.py_source_parser import remove_ignore_blocks
 sys.path.insert(0, str(Path(__file__).parents[2] / "docs" / "_ext"))
 from code_comments import HAN, code_tokens, comments  # docs/_ext, put on the path above
 from download_language import marked_script
+from figure_texts import TEXTS
+from PIL import Image, ImageChops
 
 
 def _text(path: Path) -> str:
@@ -268,6 +270,37 @@ def test_comment_checks_fail_on_english_left_behind() -> None:
     """The test above sees one English comment among Chinese ones."""
     code = "x = 1  # 一个\ny = 2  # still English\nz = [1, 2]  # [2]\n"
     assert _english(_comment_texts([code])) == ["still English"]
+
+
+def _figure_srcs(page: str, language: str) -> list[str]:
+    raw = (HTML / language / f"{page}.html").read_text(encoding="utf-8")
+    return re.findall(r'<img\b[^>]*class="sphx-glr-(?:single|multi)-img"[^>]*>', raw)
+
+
+@pytest.mark.parametrize("page", _comment_pages())
+def test_chinese_figures_are_drawn_again_with_chinese_words(page: str) -> None:
+    """A listed page's zh_CN figures are their own files: other pixels than the English
+    at the same width, and every recorded word of the figure has a Chinese translation."""
+    english, chinese = _figure_srcs(page, "en"), _figure_srcs(page, "zh_CN")
+    assert len(chinese) == len(english)
+    with (LOCALES / f"{page}.po").open("rb") as f:
+        catalog = {m.id: m.string for m in read_po(f) if isinstance(m.id, str)}
+    folder = (HTML / "en" / page).parent
+    for en_tag, zh_tag in zip(english, chinese, strict=True):
+        en_src = unescape(re.search(r'src="([^"]+)"', en_tag)[1])  # type: ignore[index]
+        zh_src = unescape(re.search(r'src="([^"]+)"', zh_tag)[1])  # type: ignore[index]
+        assert "_zh_CN" not in en_src
+        assert zh_src.endswith("_zh_CN.webp"), f"{page}: the zh_CN page shows {zh_src}"
+        with (
+            Image.open(folder / en_src) as en,
+            Image.open((HTML / "zh_CN" / page).parent / zh_src) as zh,
+        ):
+            assert zh.width == en.width
+            assert ImageChops.difference(en.convert("RGB"), zh.convert("RGB")).getbbox()
+        name = Path(en_src).name
+        texts = next(EXAMPLES.parent.glob(f"docs/auto_examples/*/images/{name}{TEXTS}"))
+        for text in json.loads(texts.read_text(encoding="utf-8")):
+            assert HAN.search(catalog.get(text) or ""), f"{page}: {text!r} is not translated"
 
 
 @pytest.mark.parametrize("page", _pages())
