@@ -204,11 +204,26 @@ code_comment_pages = [
     "auto_examples/02_module_hooks/plot_07_backward_hooks",
     "auto_examples/02_module_hooks/plot_08_handles_and_leaks",
     "auto_examples/02_module_hooks/plot_09_firing_order",
+    "auto_examples/03_tensor_hooks/plot_10_tensor_hooks",
+    "auto_examples/03_tensor_hooks/plot_11_parameter_hooks",
+    "auto_examples/03_tensor_hooks/plot_12_saved_tensor_hooks",
+    "auto_examples/03_tensor_hooks/plot_13_debugging",
+    "auto_examples/03_tensor_hooks/plot_14_pitfalls",
 ]
 # The pages whose figures' words are messages of their catalogs (the same steps): the
 # zh_CN page shows a copy of each figure drawn with the translations and a CJK font
 # (docs/_ext/figure_texts.py); a word without a translation fails the zh_CN build.
-figure_text_pages = list(code_comment_pages)
+figure_text_pages = [
+    "auto_examples/01_python_foundations/plot_01_callbacks",
+    "auto_examples/01_python_foundations/plot_02_callbacks_vs_decorators",
+    "auto_examples/01_python_foundations/plot_03_lambda",
+    "auto_examples/01_python_foundations/plot_04_training_callbacks",
+    "auto_examples/02_module_hooks/plot_05_forward_hooks",
+    "auto_examples/02_module_hooks/plot_06_forward_pre_hooks",
+    "auto_examples/02_module_hooks/plot_07_backward_hooks",
+    "auto_examples/02_module_hooks/plot_08_handles_and_leaks",
+    "auto_examples/02_module_hooks/plot_09_firing_order",
+]
 
 # -- The fast path to Grad-CAM (docs/_ext/fast_path.py) ------------------------
 # The one list of the path: its pages in reading order, each with what it gives the

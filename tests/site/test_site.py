@@ -209,17 +209,19 @@ def test_chinese_downloads_translate_prose_only(page: str, tmp_path: Path) -> No
         assert zipped.read(f"{name}.ipynb") == zh_nb
 
 
-def _comment_pages() -> list[str]:
-    """``code_comment_pages`` in docs/conf.py (read as a literal: conf.py imports torch)."""
+def _conf_pages(name: str) -> list[str]:
+    """A list of pages in docs/conf.py (read as a literal: conf.py imports torch)."""
     conf = ast.parse((Path(__file__).parents[2] / "docs" / "conf.py").read_text("utf-8"))
     for node in conf.body:
-        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == (
-            "code_comment_pages"
-        ):
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == name:
             pages: list[str] = ast.literal_eval(node.value)
             return pages
-    msg = "docs/conf.py has no code_comment_pages"
+    msg = f"docs/conf.py has no {name}"
     raise LookupError(msg)
+
+
+def _comment_pages() -> list[str]:
+    return _conf_pages("code_comment_pages")
 
 
 def _page_code(page: str, language: str) -> list[str]:
@@ -243,7 +245,9 @@ def _english(texts: list[str]) -> list[str]:
 
 def test_the_listed_pages_exist() -> None:
     assert set(_comment_pages()) <= set(_pages())
-    assert len(_comment_pages()) >= 9, "pages 1-9 have their comments translated"
+    assert len(_comment_pages()) >= 14, "pages 1-14 have their comments translated"
+    assert set(_conf_pages("figure_text_pages")) <= set(_pages())
+    assert len(_conf_pages("figure_text_pages")) >= 9, "pages 1-9 have their figures translated"
 
 
 @pytest.mark.parametrize("page", _comment_pages())
@@ -277,7 +281,7 @@ def _figure_srcs(page: str, language: str) -> list[str]:
     return re.findall(r'<img\b[^>]*class="sphx-glr-(?:single|multi)-img"[^>]*>', raw)
 
 
-@pytest.mark.parametrize("page", _comment_pages())
+@pytest.mark.parametrize("page", _conf_pages("figure_text_pages"))
 def test_chinese_figures_are_drawn_again_with_chinese_words(page: str) -> None:
     """A listed page's zh_CN figures are their own files: other pixels than the English
     at the same width, and every recorded word of the figure has a Chinese translation."""
