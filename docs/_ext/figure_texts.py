@@ -124,7 +124,8 @@ def translate_figure(
                 if any(has_words(t) for t in labels):
                     locations = list(axis.get_ticklocs(minor=minor))
                     axis.set_ticks(locations, labels=[new(t) for t in labels], minor=minor)
-        axes.tick_params(axis="both", which="both", labelfontfamily=family)
+    # every Text, tick labels included (the drawn ticks; a tick made at the next draw
+    # copies the first tick's font: Matplotlib's Axis._copy_tick_props)
     for text in figure.findobj(Text):
         if text.get_text():
             text.set_text(new(text.get_text()))

@@ -53,6 +53,8 @@ def test_every_word_is_translated_and_drawn_with_the_cjk_fallback() -> None:
         figure.canvas.draw()
         assert [t.get_text() for t in axes.get_xticklabels()] == ["圆形", "正方形"]
         assert axes.title.get_fontfamily() == [LATIN, family]
+        for label in [*axes.get_xticklabels(), *axes.get_yticklabels()]:
+            assert label.get_fontfamily() == [LATIN, family]
     finally:
         plt.close(figure)
 
