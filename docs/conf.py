@@ -209,6 +209,15 @@ code_comment_pages = [
     "auto_examples/03_tensor_hooks/plot_12_saved_tensor_hooks",
     "auto_examples/03_tensor_hooks/plot_13_debugging",
     "auto_examples/03_tensor_hooks/plot_14_pitfalls",
+    "auto_examples/04_grad_cam/plot_15_train_cnn",
+    "auto_examples/04_grad_cam/plot_16_gradcam_from_scratch",
+    "auto_examples/04_grad_cam/plot_17_gradcam_library",
+    "auto_examples/04_grad_cam/plot_18_cam_family",
+    "auto_examples/04_grad_cam/plot_18b_measuring_cams",
+    "auto_examples/04_grad_cam/plot_19_trust",
+    "auto_examples/04_grad_cam/plot_20_shortcut",
+    "auto_examples/04_grad_cam/plot_21_guided_backprop",
+    "auto_examples/04_grad_cam/plot_22_beyond_cnns",
 ]
 # The pages whose figures' words are messages of their catalogs (the same steps): the
 # zh_CN page shows a copy of each figure drawn with the translations and a CJK font
