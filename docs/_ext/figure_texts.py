@@ -224,8 +224,9 @@ class MarkFigureTexts(SphinxTransform):
             recorded = image.with_name(image.name + TEXTS)
             if not recorded.is_file():
                 logger.warning(
-                    "figure %s has no recorded texts: run the page again",
+                    "figure %s has no recorded texts: run the page again (delete %s)",
                     image.name,
+                    Path(self.document["source"]).with_suffix(".py.md5").name,
                     location=figure,
                     type="figure_texts",
                 )
