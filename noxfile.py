@@ -390,6 +390,9 @@ def _install_wheel(session: nox.Session) -> None:
         session.error("run `nox -s docs build` first (a built site and a wheel in dist/)")
     # the wheel, plus what the README tells readers to add: page 23's photos, page 37's nnsight
     session.install(str(wheels[-1]), "scikit-image>=0.22", "nnsight>=0.8.1,<0.9")
+    # the version number stays 0.1.0 while the code changes: without this, a reused
+    # environment keeps the wheel of an earlier `nox -s build` and runs the pages on it
+    session.install("--force-reinstall", "--no-deps", str(wheels[-1]))
     session.install("nbclient>=0.10", "ipykernel>=6", "nbformat>=5")  # to run the notebooks
     session.run("python", "-m", "ipykernel", "install", "--sys-prefix", "--name", "python3")
 

@@ -10,8 +10,10 @@ and downloads of every page are checked without a browser in
 from __future__ import annotations
 
 import ast
+import io
 import json
 import re
+import tokenize
 import zipfile
 from collections.abc import Callable
 from html import unescape
@@ -220,8 +222,14 @@ def test_edit_link_points_to_the_example_script(open_page: Callable[..., Any]) -
             assert (EXAMPLES / f"{rel}.py").is_file()
 
 
-def _code(script: bytes) -> tuple[str, list[str]]:
-    """The script's code: its syntax tree without the docstring, and its non-comment lines."""
+def _tokens(source: str) -> list[tuple[int, str]]:
+    """Source's tokens without its comments (the zh_CN pages translate the comments)."""
+    tokens = tokenize.generate_tokens(io.StringIO(source).readline)
+    return [(t.type, t.string) for t in tokens if t.type not in (tokenize.COMMENT, tokenize.NL)]
+
+
+def _code(script: bytes) -> tuple[str, list[tuple[int, str]]]:
+    """The script's code: its syntax tree and its tokens, without docstring or comments."""
     tree = ast.parse(script)
     if (
         tree.body
@@ -233,12 +241,12 @@ def _code(script: bytes) -> tuple[str, list[str]]:
     else:
         start = 0
     lines = script.decode().split("\n")[start:]
-    return ast.dump(tree), [line for line in lines if not line.lstrip().startswith("#")]
+    return ast.dump(tree), _tokens("\n".join(lines))
 
 
-def _code_cells(notebook: bytes) -> list[str]:
+def _code_cells(notebook: bytes) -> list[list[tuple[int, str]]]:
     cells = json.loads(notebook)["cells"]
-    return ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
+    return [_tokens("".join(c["source"])) for c in cells if c["cell_type"] == "code"]
 
 
 @pytest.mark.parametrize("language", ["zh_CN", "en"])

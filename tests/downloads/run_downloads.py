@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import io
 import json
 import os
 import re
@@ -33,6 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import tokenize
 import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -83,6 +85,18 @@ def code_cells(notebook: bytes) -> list[str]:
     return ["".join(c["source"]) for c in json.loads(notebook)["cells"] if c["cell_type"] == "code"]
 
 
+def uncommented(cells: list[str]) -> list[list[tuple[int, str]]]:
+    """Each cell's tokens without its comments: the zh_CN pages translate the comments."""
+    return [
+        [
+            (t.type, t.string)
+            for t in tokenize.generate_tokens(io.StringIO(cell).readline)
+            if t.type not in (tokenize.COMMENT, tokenize.NL)
+        ]
+        for cell in cells
+    ]
+
+
 def same_code(files: list[Path], html: Path) -> list[str]:
     """Every page's downloads hold the English notebook's code; problems, if any."""
     by_name = {(f.relative_to(html).parts[0], f.name): f for f in files}
@@ -101,7 +115,7 @@ def same_code(files: list[Path], html: Path) -> list[str]:
         if zh_notebook is None or zh_script is None:
             problems.append(f"{stem}: a Chinese download is missing")
             continue
-        if code_cells(zh_notebook.read_bytes()) != cells:
+        if uncommented(code_cells(zh_notebook.read_bytes())) != uncommented(cells):
             problems.append(f"zh_CN {name}: its code cells differ from the English notebook's")
         if script and script_code(zh_script.read_bytes()) != script_code(script.read_bytes()):
             problems.append(f"zh_CN {stem}.py: its code differs from the English script's")
