@@ -1,0 +1,360 @@
+"""Right and wrong answers to the exercises of pages 15 to 22 (chapter 4, Grad-CAM)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import torch
+import torch.nn.functional as F
+
+import hooks_tutorial as ht
+from hooks_tutorial.metrics import pointing_game
+
+# -- page 16 ---------------------------------------------------------------------------
+
+
+def grad_cam(model, layer, images, target=None):  # page 16's grad_cam
+    store = {}
+
+    def hook(module, args, output):
+        store["A"] = output.detach()
+        output.register_hook(lambda grad: store.update(dA=grad.detach()))
+
+    handle = layer.register_forward_hook(hook)
+    try:
+        logits = model(images)
+        if target is None:
+            target = logits.argmax(dim=1)
+        target = torch.as_tensor(target).expand(len(images))
+        model.zero_grad()
+        logits.gather(1, target[:, None]).sum().backward()
+    finally:
+        handle.remove()
+    weights = store["dA"].mean(dim=(2, 3))
+    cams = F.relu((weights[:, :, None, None] * store["A"]).sum(dim=1))
+    cams = F.interpolate(cams[:, None], size=images.shape[-2:], mode="bilinear")[:, 0]
+    low = cams.flatten(1).min(dim=1).values[:, None, None]
+    high = cams.flatten(1).max(dim=1).values[:, None, None]
+    return (cams - low) / (high - low).clamp(min=1e-12)
+
+
+def second_class_cam(model, layer, image):
+    second = int(model(image).topk(2).indices[0, 1])
+    return grad_cam(model, layer, image, target=second)
+
+
+def predicted_class_cam(model, layer, image):
+    return grad_cam(model, layer, image)
+
+
+def last_class_cam(model, layer, image):
+    return grad_cam(model, layer, image, target=int(model(image).argmin()))
+
+
+def _raw_map(model, layer, image, score):
+    store = {}
+
+    def keep(module, args, output):
+        store["A"] = output.detach()
+        output.register_hook(lambda grad: store.update(dA=grad))
+
+    handle = layer.register_forward_hook(keep)
+    try:
+        score(model(image)).backward()
+    finally:
+        handle.remove()
+    w = store["dA"].mean(dim=(2, 3))
+    return F.relu((w[:, :, None, None] * store["A"]).sum(dim=1))
+
+
+def probability_cam(model, layer, image, target):
+    return _raw_map(model, layer, image, lambda logits: logits.softmax(dim=1)[0, target])
+
+
+def logit_cam(model, layer, image, target):
+    return _raw_map(model, layer, image, lambda logits: logits[0, target])
+
+
+def softmax_over_batch_cam(model, layer, image, target):
+    return _raw_map(model, layer, image, lambda logits: logits.softmax(dim=0)[0, target])
+
+
+def scaled_probability_cam(model, layer, image, target):
+    raw = probability_cam(model, layer, image, target)
+    return raw / raw.max()
+
+
+def layer_gradient(model, layer, image, target):
+    kept = {}
+
+    def hook(module, args, output):
+        output.register_hook(lambda grad: kept.update(grad=grad))
+
+    handle = layer.register_forward_hook(hook)
+    try:
+        model(image)[0, target].backward()
+    finally:
+        handle.remove()
+    return kept["grad"]
+
+
+def layer_gradient_backward_hook(model, layer, image, target):
+    kept = {}
+    with layer.register_full_backward_hook(lambda m, gi, go: kept.update(grad=go[0])):
+        model(image)[0, target].backward()
+    return kept["grad"]
+
+
+def layer_activation(model, layer, image, target):
+    kept = {}
+    with layer.register_forward_hook(lambda m, a, out: kept.update(out=out.detach())):
+        model(image)[0, target].backward()
+    return kept["out"]
+
+
+def predicted_gradient(model, layer, image, target):
+    kept = {}
+
+    def hook(module, args, output):
+        output.register_hook(lambda grad: kept.update(grad=grad))
+
+    with layer.register_forward_hook(hook):
+        logits = model(image)
+        logits[0, logits.argmax()].backward()
+    return kept["grad"]
+
+
+# -- page 17 ---------------------------------------------------------------------------
+
+
+def pointing_score(model, layers, images, masks):
+    maps = ht.GradCAM(model, layers)(images)
+    return pointing_game(maps, masks).float().mean()
+
+
+def pointing_score_first_layer(model, layers, images, masks):
+    first = layers[0] if isinstance(layers, list) else layers
+    return pointing_game(ht.GradCAM(model, first)(images), masks).float().mean().item()
+
+
+def pointing_hits(model, layers, images, masks):
+    return pointing_game(ht.GradCAM(model, layers)(images), masks)
+
+
+def circle_minus_square(out):
+    return out[:, 0] - out[:, 1]
+
+
+def second_on_first(cam, two):
+    maps = cam(two.images, target=two.object_labels[:, 1])
+    return pointing_game(maps, two.object_masks[:, 0]).float().mean()
+
+
+def second_on_second(cam, two):
+    maps = cam(two.images, target=two.object_labels[:, 1])
+    return int(pointing_game(maps, two.object_masks[:, 1]).sum())
+
+
+def first_on_second(cam, two):
+    maps = cam(two.images, target=two.object_labels[:, 0])
+    return pointing_game(maps, two.object_masks[:, 1]).float().mean()
+
+
+def single_objects_config(config):
+    return dataclasses.replace(config, n_train_two=0)
+
+
+# -- page 18 ---------------------------------------------------------------------------
+
+
+def signed_maps(model, images):
+    return {
+        name: cls(model, "relu3", relu=False)(images, target=0, raw=True)
+        for name, cls in [
+            ("Grad-CAM", ht.GradCAM),
+            ("XGrad-CAM", ht.XGradCAM),
+            ("HiResCAM", ht.HiResCAM),
+        ]
+    }
+
+
+def signed_maps_relu(model, images):
+    return {
+        name: cls(model, "relu3")(images, target=0, raw=True)
+        for name, cls in [
+            ("Grad-CAM", ht.GradCAM),
+            ("XGrad-CAM", ht.XGradCAM),
+            ("HiResCAM", ht.HiResCAM),
+        ]
+    }
+
+
+def signed_maps_scaled(model, images):
+    return {
+        name: cls(model, "relu3", relu=False)(images, target=0)
+        for name, cls in [
+            ("Grad-CAM", ht.GradCAM),
+            ("XGrad-CAM", ht.XGradCAM),
+            ("HiResCAM", ht.HiResCAM),
+        ]
+    }
+
+
+def count_images(model, method, images):
+    sizes = []
+    with model.register_forward_pre_hook(lambda module, args: sizes.append(len(args[0]))):
+        method(images)
+    return sum(sizes)
+
+
+def calls_through(model, method, images):
+    sizes = []
+    with model.register_forward_pre_hook(lambda module, args: sizes.append(len(args[0]))):
+        method(images)
+    return len(sizes)
+
+
+def grad_cam_plus_plus(model, layer, x, target, *, nan_to_num=True):
+    with (
+        ht.capture_activations(model, layer) as acts,
+        ht.capture_gradients(model, layer) as grads,
+    ):
+        model(x).gather(1, torch.as_tensor(target)[:, None]).sum().backward()
+    model.zero_grad(set_to_none=True)
+    A, g = acts[layer], grads[layer]
+    sums = A.sum(dim=(2, 3), keepdim=True)
+    a = g**2 / (2 * g**2 + sums * g**3)
+    if nan_to_num:
+        a = torch.nan_to_num(a)
+    w = (a * g.clamp(min=0)).sum(dim=(2, 3))
+    return torch.relu((w[:, :, None, None] * A).sum(dim=1))
+
+
+def grad_cam_plus_plus_nan(model, layer, x, target):
+    return grad_cam_plus_plus(model, layer, x, target, nan_to_num=False)
+
+
+# -- page 15 ---------------------------------------------------------------------------
+
+
+class PrintEvery5(ht.Callback):
+    def on_batch_end(self, batch, logs):
+        if batch % 5 == 0:
+            print(f"epoch {logs['epoch']} batch {batch}: loss {logs['loss']:.3f}")
+
+
+class PrintEvery5FromZero(ht.Callback):
+    def on_batch_end(self, batch, logs):
+        if (batch + 1) % 5 == 0:
+            print(f"batch {batch}: loss {logs['loss']:.3f}")
+
+
+class PrintEvery5Batch(ht.Callback):
+    def on_batch_end(self, batch, logs):
+        if batch % 5 == 0:
+            print(f"batch {batch}")
+
+
+class PrintAtEpochEnd(ht.Callback):
+    def on_epoch_end(self, epoch, logs):
+        print(f"loss {logs['loss']:.3f}")
+
+
+def early_stopped_fit(net, train, val):
+    stopper = ht.EarlyStopping(monitor="val_accuracy", patience=2)
+    run = ht.fit(
+        net,
+        (train.images, train.labels),
+        epochs=20,
+        val_data=(val.images, val.labels),
+        callbacks=[stopper],
+    )
+    return stopper, run
+
+
+def early_stopped_fit_no_val(net, train, val):
+    stopper = ht.EarlyStopping(monitor="val_accuracy", patience=2)
+    run = ht.fit(net, (train.images, train.labels), epochs=20, callbacks=[stopper])
+    return stopper, run
+
+
+def early_stopped_fit_default(net, train, val):
+    stopper = ht.EarlyStopping(patience=2)
+    run = ht.fit(
+        net,
+        (train.images, train.labels),
+        epochs=20,
+        val_data=(val.images, val.labels),
+        callbacks=[stopper],
+    )
+    return stopper, run
+
+
+def early_stopped_fit_unused(net, train, val):
+    stopper = ht.EarlyStopping(monitor="val_accuracy", patience=2)
+    run = ht.fit(net, (train.images, train.labels), epochs=2, val_data=(val.images, val.labels))
+    return stopper, run
+
+
+RIGHT = {
+    "15.1": PrintEvery5,
+    "15.2": early_stopped_fit,
+    "15.3": lambda confusion: confusion.diag() / confusion.sum(dim=1),
+    "16.1": second_class_cam,
+    "16.2": probability_cam,
+    "16.3": layer_gradient,
+    "17.1": pointing_score,
+    "17.2": circle_minus_square,
+    "17.3": second_on_first,
+    "17.4": single_objects_config,
+    "18.1": signed_maps,
+    "18.2": count_images,
+    "18.3": grad_cam_plus_plus,
+}
+
+WRONG = [
+    ("15.1", PrintEvery5FromZero, "wrong_batches"),
+    ("15.1", PrintEvery5Batch, "no_loss"),
+    ("15.1", PrintAtEpochEnd, "no_batch_end"),
+    ("15.2", early_stopped_fit_no_val, "no_val_data"),
+    ("15.2", early_stopped_fit_default, "wrong_monitor"),
+    ("15.2", early_stopped_fit_unused, "not_used"),
+    ("15.2", lambda net, train, val: ht.EarlyStopping(), "not_a_pair"),
+    ("15.3", lambda confusion: confusion.diag() / confusion.sum(dim=0), "by_column"),
+    ("15.3", lambda confusion: confusion.diag() / confusion.sum(), "by_total"),
+    ("15.3", lambda confusion: confusion.diag(), "wrong_values"),
+    ("16.1", predicted_class_cam, "predicted_class"),
+    ("16.1", last_class_cam, "wrong_class"),
+    ("16.1", lambda model, layer, image: None, "not_a_map"),
+    ("16.2", logit_cam, "used_logit"),
+    ("16.2", softmax_over_batch_cam, "all_zero"),
+    ("16.2", scaled_probability_cam, "scaled"),
+    ("16.2", lambda model, layer, image, target: grad_cam(model, layer, image), "not_raw"),
+    ("16.3", layer_activation, "returned_activation"),
+    ("16.3", predicted_gradient, "predicted_class"),
+    ("17.1", pointing_score_first_layer, "one_layer"),
+    ("17.1", pointing_hits, "not_a_share"),
+    ("17.2", lambda out: (out[:, 0] - out[:, 1]).sum(), "not_per_image"),
+    ("17.2", lambda out: out[:, 1] - out[:, 0], "swapped"),
+    ("17.2", lambda out: out.softmax(dim=1)[:, 0] - out.softmax(dim=1)[:, 1], "probabilities"),
+    ("17.3", second_on_second, "own_object"),
+    ("17.3", first_on_second, "other_way"),
+    ("17.4", lambda config: ht.PretrainedConfig(n_train_two=0), "lost_fields"),
+    ("17.4", lambda config: config, "still_two"),
+    ("18.1", signed_maps_relu, "relu_applied"),
+    ("18.1", signed_maps_scaled, "not_raw"),
+    ("18.1", lambda model, images: list(signed_maps(model, images).values()), "not_three"),
+    ("18.2", calls_through, "counted_calls"),
+    ("18.2", lambda model, method, images: len(images), "wrong_count"),
+    ("18.3", grad_cam_plus_plus_nan, "nan"),
+    (
+        "18.3",
+        lambda model, layer, x, target: ht.GradCAM(model, layer)(x, target, raw=True),
+        "grad_cam",
+    ),
+    (
+        "18.3",
+        lambda model, layer, x, target: ht.GradCAMPlusPlus(model, layer)(x, target),
+        "not_raw",
+    ),
+]
