@@ -8,7 +8,12 @@ import torch
 import torch.nn.functional as F
 
 import hooks_tutorial as ht
-from hooks_tutorial.metrics import pointing_game
+from hooks_tutorial.metrics import (
+    deletion_auc,
+    energy_pointing_game,
+    insertion_auc,
+    pointing_game,
+)
 
 # -- page 16 ---------------------------------------------------------------------------
 
@@ -296,6 +301,55 @@ def early_stopped_fit_unused(net, train, val):
     return stopper, run
 
 
+# -- page 18b --------------------------------------------------------------------------
+
+
+def object_hits(method, two):
+    first = method(two.images, target=two.object_labels[:, 0])
+    second = method(two.images, target=two.object_labels[:, 1])
+    return (
+        pointing_game(first, two.object_masks[:, 0]).float().mean(),
+        pointing_game(second, two.object_masks[:, 1]).float().mean(),
+    )
+
+
+def object_hits_one_mask(method, two):
+    first = method(two.images, target=two.object_labels[:, 0])
+    second = method(two.images, target=two.object_labels[:, 1])
+    return (
+        pointing_game(first, two.object_masks[:, 0]).float().mean(),
+        pointing_game(second, two.object_masks[:, 0]).float().mean(),
+    )
+
+
+def object_hits_no_target(method, two):
+    maps = method(two.images)
+    return (
+        pointing_game(maps, two.object_masks[:, 0]).float().mean(),
+        pointing_game(maps, two.object_masks[:, 1]).float().mean(),
+    )
+
+
+def energy_column(candidates, masks):
+    return {
+        name: energy_pointing_game(saliency, masks).mean().item()
+        for name, saliency in candidates.items()
+    }
+
+
+def pointing_column(candidates, masks):
+    return {
+        name: pointing_game(saliency, masks).float().mean().item()
+        for name, saliency in candidates.items()
+    }
+
+
+def fine_aucs(model, images, saliency, steps=64, baseline="blur"):
+    deletion = deletion_auc(model, images, saliency, steps=steps, baseline=baseline).mean()
+    insertion = insertion_auc(model, images, saliency, steps=steps, baseline="blur").mean()
+    return deletion, insertion
+
+
 RIGHT = {
     "15.1": PrintEvery5,
     "15.2": early_stopped_fit,
@@ -310,6 +364,9 @@ RIGHT = {
     "18.1": signed_maps,
     "18.2": count_images,
     "18.3": grad_cam_plus_plus,
+    "18b.1": object_hits,
+    "18b.2": energy_column,
+    "18b.3": fine_aucs,
 }
 
 WRONG = [
@@ -347,6 +404,17 @@ WRONG = [
     ("18.2", calls_through, "counted_calls"),
     ("18.2", lambda model, method, images: len(images), "wrong_count"),
     ("18.3", grad_cam_plus_plus_nan, "nan"),
+    ("18b.1", object_hits_one_mask, "one_mask"),
+    ("18b.1", object_hits_no_target, "no_target"),
+    ("18b.1", lambda method, two: 0.5, "not_a_pair"),
+    ("18b.2", pointing_column, "pointing"),
+    ("18b.2", lambda candidates, masks: list(candidates), "not_a_column"),
+    (
+        "18b.3",
+        lambda model, images, saliency: fine_aucs(model, images, saliency, 16),
+        "wrong_steps",
+    ),
+    ("18b.3", lambda m, images, s: fine_aucs(m, images, s, baseline="zeros"), "zero_baseline"),
     (
         "18.3",
         lambda model, layer, x, target: ht.GradCAM(model, layer)(x, target, raw=True),

@@ -791,7 +791,7 @@ class _BatchSpy:
         "During one epoch of {batches} batches, your callback printed the loss of batches "
         "{printed}, every 5th, and nothing else: `fit` counts batches from 1 and hands "
         '`on_batch_end` the batch\'s loss in `logs["loss"]`.',
-        "在一个有 {batches} 个批次的轮次中，你的回调打印了第 {printed} 个批次的损失，每 5 个一次，"
+        "在一个有 {batches} 个批次的轮次中，你的回调函数打印了第 {printed} 个批次的损失，每 5 个一次，"
         '没有打印别的。`fit` 从 1 开始数批次，并通过 `logs["loss"]` 把批次的损失交给 '
         "`on_batch_end`。",
     ),
@@ -799,25 +799,25 @@ class _BatchSpy:
         "Your callback does not define `on_batch_end` (the one `ht.Callback` gives it does "
         "nothing), so nothing of yours ran after each batch: define "
         "`on_batch_end(self, batch, logs)`.",
-        "你的回调没有定义 `on_batch_end`（`ht.Callback` 提供的那个什么也不做），所以每个批次之后"
+        "你的回调函数没有定义 `on_batch_end`（`ht.Callback` 提供的那个什么也不做），所以每个批次之后"
         "没有运行你的代码，请定义 `on_batch_end(self, batch, logs)`。",
     ),
     printed_nothing=Text(
         "During one epoch of {batches} batches your callback printed nothing; it should "
         'print the loss, `logs["loss"]`, at batches {expected}.',
-        "在一个有 {batches} 个批次的轮次中，你的回调什么也没有打印；它应当在第 {expected} 个批次"
+        "在一个有 {batches} 个批次的轮次中，你的回调函数什么也没有打印；它应当在第 {expected} 个批次"
         '打印损失 `logs["loss"]`。',
     ),
     wrong_batches=Text(
         "Your callback printed at batches {printed}; every 5th batch is {expected}. `fit` "
         "counts the batches from 1, so `batch % 5 == 0` is the test.",
-        "你的回调在第 {printed} 个批次打印了；每 5 个批次一次应是第 {expected} 个。`fit` 从 1 "
+        "你的回调函数在第 {printed} 个批次打印了；每 5 个批次一次应是第 {expected} 个。`fit` 从 1 "
         "开始数批次，所以判断条件是 `batch % 5 == 0`。",
     ),
     no_loss=Text(
         "At batch {batch} your callback printed `{text}`, without the batch's loss, "
         '{loss:.4f}: print `logs["loss"]`.',
-        "在第 {batch} 个批次，你的回调打印了 `{text}`，其中没有这个批次的损失 {loss:.4f}，"
+        "在第 {batch} 个批次，你的回调函数打印了 `{text}`，其中没有这个批次的损失 {loss:.4f}，"
         '请打印 `logs["loss"]`。',
     ),
 )
@@ -864,14 +864,14 @@ def _print_every_5(answer: object) -> Values:
         "and validation data: on the check's tiny model the run lasted {epochs} epochs, and "
         "the stopper kept epoch {best}, the best validation accuracy ({value:.3f}).",
         '你的函数用 `EarlyStopping(monitor="val_accuracy", patience=2)` 和验证数据进行了训练。'
-        "在检查所用的小模型上，训练进行了 {epochs} 轮，停止器保留了第 {best} 轮，即验证准确率最好的一轮"
+        "在检查所用的小模型上，训练进行了 {epochs} 个轮次，停止器保留了第 {best} 个轮次，即验证准确率最好的轮次"
         "（{value:.3f}）。",
     ),
     not_a_pair=Text(
         "`early_stopped_fit(net, train, val)` returned a `{got}`; it should return the "
         "`EarlyStopping` callback and the history `fit` returned: `return stopper, run`.",
         "`early_stopped_fit(net, train, val)` 返回了一个 `{got}`；它应当返回 `EarlyStopping` "
-        "回调和 `fit` 返回的历史记录：`return stopper, run`。",
+        "回调函数和 `fit` 返回的历史记录：`return stopper, run`。",
     ),
     no_val_data=Text(
         "`EarlyStopping` found no `val_accuracy` in the logs: `fit` logs validation values "
@@ -888,18 +888,18 @@ def _print_every_5(answer: object) -> Values:
     wrong_patience=Text(
         "Your `EarlyStopping` waits {patience} epochs without improvement; the exercise asks "
         "for `patience=2`.",
-        "你的 `EarlyStopping` 在没有改进时会等待 {patience} 轮；练习要求 `patience=2`。",
+        "你的 `EarlyStopping` 在没有改进时会等待 {patience} 个轮次；练习要求 `patience=2`。",
     ),
     not_used=Text(
         "The `EarlyStopping` your function returned never saw an epoch: pass it to `fit` "
         "among the callbacks, `callbacks=[stopper]`.",
-        "你的函数返回的 `EarlyStopping` 从未经历过任何一轮，请把它放在回调中传给 `fit`："
+        "你的函数返回的 `EarlyStopping` 从未经历过任何一个轮次，请把它放在回调函数中传给 `fit`："
         "`callbacks=[stopper]`。",
     ),
     wrong_epochs=Text(
         "The run went on for {epochs} epochs without being stopped; train for up to 20, "
         "`epochs=20`.",
-        "训练进行了 {epochs} 轮而没有被停止；请最多训练 20 轮，`epochs=20`。",
+        "训练进行了 {epochs} 个轮次而没有被停止；请最多训练 20 个轮次，`epochs=20`。",
     ),
 )
 def _early_stopped_fit(answer: object) -> Values:
@@ -999,3 +999,238 @@ def _per_class_accuracy(answer: object) -> Values:
     if torch.allclose(mine, (confusion.diag() / confusion.sum()).double(), atol=1e-6):
         raise Problem("by_total", **shown)
     raise Problem("wrong_values", **shown)
+
+
+# -- page 18b: measuring CAMs ---------------------------------------------------------------
+
+
+def _as_share(value: object) -> float | None:
+    """A learner's number (a float, an int or a one-value tensor) as a float; None if not one."""
+    if isinstance(value, Tensor) and value.numel() == 1:
+        value = value.item()
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value)
+
+
+@exercise(
+    "18b.1",
+    passed=Text(
+        "For Grad-CAM your function returned {gradcam}: each object's class explained and "
+        "scored on that object's mask. For Eigen-CAM it returned {eigencam}, which add up "
+        "to no more than 1: its map is the same whatever the target.",
+        "对 Grad-CAM，你的函数返回了 {gradcam}：每个物体的类别各自解释，并在该物体的掩码上计分。"
+        "对 Eigen-CAM，它返回了 {eigencam}，两者之和不超过 1，因为它的热力图与目标无关。",
+    ),
+    not_a_pair=Text(
+        "`object_hits(method, two)` returned a `{got}`; it should return two numbers, the "
+        "pointing game of the first object and of the second: `return first, second`.",
+        "`object_hits(method, two)` 返回了一个 `{got}`；它应当返回两个数，即第一个物体和第二个物体"
+        "的指向游戏得分：`return first, second`。",
+    ),
+    one_mask=Text(
+        "For {method} your function returned {mine}; the second number scores the second "
+        "object's map on the first object's mask. Score each map on its own object's mask, "
+        "`two.object_masks[:, 1]` for the second.",
+        "对 {method}，你的函数返回了 {mine}；第二个数是把第二个物体的热力图放在第一个物体的掩码上"
+        "计分的。请把每张热力图放在它自己物体的掩码上计分，第二个物体用 `two.object_masks[:, 1]`。",
+    ),
+    no_target=Text(
+        "For {method} your function returned {mine}, the scores of the predicted class's "
+        "map: pass each object's class as the target, "
+        "`method(two.images, target=two.object_labels[:, k])`.",
+        "对 {method}，你的函数返回了 {mine}，这是预测类别的热力图的得分。请把每个物体的类别作为目标"
+        "传入：`method(two.images, target=two.object_labels[:, k])`。",
+    ),
+    wrong_hits=Text(
+        "For {method} your function returned {mine}; the pointing game of each object's "
+        "class map on that object's mask gives {expected}.",
+        "对 {method}，你的函数返回了 {mine}；每个物体类别的热力图在该物体掩码上的指向游戏得分是 "
+        "{expected}。",
+    ),
+)
+def _object_hits(answer: object) -> Values:
+    from ..cam import EigenCAM  # noqa: PLC0415
+    from ..data import make_shapes  # noqa: PLC0415
+    from ..metrics import pointing_game  # noqa: PLC0415
+
+    object_hits = require_callable(answer)
+    model = _shapes_model()
+    two = make_shapes(32, variant="two", split="test", seed=5)
+    labels, masks = two.object_labels, two.object_masks
+
+    def pair(a: Tensor, b: Tensor) -> tuple[float, float]:
+        return (a.float().mean().item(), b.float().mean().item())
+
+    shown: dict[str, object] = {}
+    for name, method in (
+        ("Grad-CAM", GradCAM(model, "relu3")),
+        ("Eigen-CAM", EigenCAM(model, "relu3")),
+    ):
+        first, second = (method(two.images, target=labels[:, k]) for k in range(2))
+        predicted = method(two.images)
+        candidates = {
+            "expected": pair(pointing_game(first, masks[:, 0]), pointing_game(second, masks[:, 1])),
+            "one_mask": pair(pointing_game(first, masks[:, 0]), pointing_game(second, masks[:, 0])),
+            "no_target": pair(
+                pointing_game(predicted, masks[:, 0]), pointing_game(predicted, masks[:, 1])
+            ),
+        }
+        returned = object_hits(method, two)
+        values = (
+            [_as_share(v) for v in returned]
+            if isinstance(returned, (tuple, list)) and len(returned) == 2
+            else [None]
+        )
+        if None in values:
+            raise Problem("not_a_pair", got=returned_type(returned))
+        mine = tuple(float(v) for v in values if v is not None)
+        text = {
+            "method": name,
+            "mine": f"({mine[0]:.3f}, {mine[1]:.3f})",
+            "expected": "({:.3f}, {:.3f})".format(*candidates["expected"]),
+        }
+        # counts over the same 32 maps, from the same method: the shares agree exactly
+        found = [
+            k
+            for k, v in candidates.items()
+            if all(abs(a - b) < 1e-6 for a, b in zip(mine, v, strict=True))
+        ]
+        if "expected" in found:
+            shown[name.replace("-", "").lower()] = text["mine"]
+            continue
+        raise Problem(found[0] if found else "wrong_hits", **text)
+    return shown
+
+
+@exercise(
+    "18b.2",
+    passed=Text(
+        "Your column matches `energy_pointing_game` for every map of the check ({names}), "
+        "the random map included: the mean share of each map's mass on the object.",
+        "你的这一列对检查中的每张热力图（{names}）都与 `energy_pointing_game` 一致，随机热力图也"
+        "不例外：它是每张热力图总量中落在物体上的比例的平均值。",
+    ),
+    not_a_column=Text(
+        "`energy_column(candidates, masks)` returned a `{got}`; it should return a "
+        "dictionary with one number per map: `{{name: energy_pointing_game(saliency, "
+        "masks).mean().item() ...}}`.",
+        "`energy_column(candidates, masks)` 返回了一个 `{got}`；它应当返回一个字典，每张热力图"
+        "一个数：`{{name: energy_pointing_game(saliency, masks).mean().item() ...}}`。",
+    ),
+    pointing=Text(
+        "For `{name}` your column says {mine:.3f}, the pointing game (is the peak on the "
+        "object?), not the energy: `energy_pointing_game(saliency, masks).mean()` measures "
+        "the share of the map's mass on the object, {expected:.3f}.",
+        "对 `{name}`，你的这一列给出的是 {mine:.3f}，这是指向游戏的结果（峰值是否落在物体上），"
+        "而不是能量：`energy_pointing_game(saliency, masks).mean()` 衡量的是热力图总量中落在物体"
+        "上的比例，为 {expected:.3f}。",
+    ),
+    wrong_value=Text(
+        "For `{name}` your column says {mine:.3f}; the mean share of the map's mass on the "
+        "object is {expected:.3f}: `energy_pointing_game(saliency, masks).mean()`.",
+        "对 `{name}`，你的这一列给出的是 {mine:.3f}；热力图总量中落在物体上的平均比例是 "
+        "{expected:.3f}：`energy_pointing_game(saliency, masks).mean()`。",
+    ),
+)
+def _energy_column(answer: object) -> Values:
+    from ..data import make_shapes  # noqa: PLC0415
+    from ..metrics import energy_pointing_game, pointing_game  # noqa: PLC0415
+
+    energy_column = require_callable(answer)
+    test = make_shapes(8, split="test", seed=2, image_size=32)
+    model = _tiny_cnn()
+    candidates = {
+        "Grad-CAM": GradCAM(model, "relu3")(test.images),
+        "random map": torch.rand(8, 32, 32),
+    }
+    returned = energy_column(dict(candidates), test.masks)
+    if not isinstance(returned, dict) or set(returned) != set(candidates):
+        raise Problem("not_a_column", got=returned_type(returned))
+    for name, saliency in candidates.items():
+        mine = _as_share(returned[name])
+        if mine is None:
+            raise Problem("not_a_column", got=f"dict of {returned_type(returned[name])}")
+        expected = energy_pointing_game(saliency, test.masks).mean().item()
+        shown = {"name": name, "mine": mine, "expected": expected}
+        # the same sums in another order: float rounding, far below 1e-5
+        if abs(mine - expected) < 1e-5:
+            continue
+        if abs(mine - pointing_game(saliency, test.masks).float().mean().item()) < 1e-6:
+            raise Problem("pointing", **shown)
+        raise Problem("wrong_value", **shown)
+    return {"names": ", ".join(candidates)}
+
+
+@exercise(
+    "18b.3",
+    passed=Text(
+        "Your function computed the deletion and insertion AUCs with 64 steps from the "
+        "blurred image, like the table's with 16: on the check's tiny model, {deletion:.3f} "
+        "and {insertion:.3f}.",
+        "你的函数以模糊图像为基线、用 64 步计算了删除和插入 AUC，与表格中用 16 步的做法相同。"
+        "在检查所用的小模型上，结果是 {deletion:.3f} 和 {insertion:.3f}。",
+    ),
+    not_a_pair=Text(
+        "`fine_aucs(model, images, saliency)` returned a `{got}`; it should return two "
+        "numbers, the mean deletion AUC and the mean insertion AUC: "
+        "`return deletion, insertion`.",
+        "`fine_aucs(model, images, saliency)` 返回了一个 `{got}`；它应当返回两个数，即删除 AUC "
+        "和插入 AUC 的平均值：`return deletion, insertion`。",
+    ),
+    wrong_steps=Text(
+        "Your AUCs are {mine}, the ones with {steps} steps; the exercise asks for 64: `steps=64`.",
+        "你的 AUC 是 {mine}，这是用 {steps} 步得到的；练习要求 64 步：`steps=64`。",
+    ),
+    zero_baseline=Text(
+        "Your deletion AUC, {mine:.3f}, starts from black pixels, the default of "
+        "`deletion_auc`; the table removes pixels by blurring them: pass "
+        '`baseline="blur"` to both, as the table does.',
+        "你的删除 AUC {mine:.3f} 是从黑色像素出发的，这是 `deletion_auc` 的默认做法；表格是通过模糊"
+        '来移除像素的，请像表格那样给两者都传入 `baseline="blur"`。',
+    ),
+    wrong_aucs=Text(
+        "Your AUCs are {mine}; with 64 steps and the blurred baseline they are {expected}.",
+        "你的 AUC 是 {mine}；用 64 步和模糊基线得到的是 {expected}。",
+    ),
+)
+def _fine_aucs(answer: object) -> Values:
+    from ..metrics import deletion_auc, insertion_auc  # noqa: PLC0415
+
+    fine_aucs = require_callable(answer)
+    model = _tiny_cnn()
+    images = torch.rand(4, 3, 32, 32)
+    saliency = GradCAM(model, "relu3")(images)
+
+    def aucs(steps: int, baseline: str = "blur") -> tuple[float, float]:
+        options: Any = {"steps": steps, "baseline": baseline}
+        deletion = deletion_auc(model, images, saliency, **options).mean().item()
+        return deletion, insertion_auc(model, images, saliency, steps=steps).mean().item()
+
+    returned = fine_aucs(model, images, saliency)
+    values = (
+        [_as_share(v) for v in returned]
+        if isinstance(returned, (tuple, list)) and len(returned) == 2
+        else [None]
+    )
+    if None in values:
+        raise Problem("not_a_pair", got=returned_type(returned))
+    mine = tuple(float(v) for v in values if v is not None)
+    expected = aucs(64)
+
+    def near(a: tuple[float, ...], b: tuple[float, ...]) -> bool:
+        # the same curves summed in another order: float rounding, far below 1e-5
+        return all(abs(x - y) < 1e-5 for x, y in zip(a, b, strict=True))
+
+    text = {
+        "mine": "({:.4f}, {:.4f})".format(*mine),
+        "expected": "({:.4f}, {:.4f})".format(*expected),
+    }
+    if near(mine, expected):
+        return {"deletion": expected[0], "insertion": expected[1]}
+    for steps in (16, 32):
+        if near(mine, aucs(steps)):
+            raise Problem("wrong_steps", steps=steps, **text)
+    if abs(mine[0] - aucs(64, "zeros")[0]) < 1e-5:
+        raise Problem("zero_baseline", mine=mine[0])
+    raise Problem("wrong_aucs", **text)
