@@ -6,6 +6,7 @@ import dataclasses
 
 import torch
 import torch.nn.functional as F
+from torchvision.transforms.functional import gaussian_blur
 
 import hooks_tutorial as ht
 from hooks_tutorial.metrics import (
@@ -350,6 +351,78 @@ def fine_aucs(model, images, saliency, steps=64, baseline="blur"):
     return deletion, insertion
 
 
+# -- page 19 ---------------------------------------------------------------------------
+
+
+def black_deletion(model, images, saliency):
+    return deletion_auc(model, images, saliency, steps=10, baseline="zeros").mean().item()
+
+
+def blurred_deletion(model, images, saliency):
+    return deletion_auc(model, images, saliency, steps=10, baseline="blur").mean().item()
+
+
+def blur_object(images, masks):
+    return torch.where(masks[:, None], gaussian_blur(images, 11, 5.0), images)
+
+
+def blur_background(images, masks):
+    return torch.where(masks[:, None], images, gaussian_blur(images, 11, 5.0))
+
+
+def gradient_map(model, x, target, signed):
+    x = x.clone().requires_grad_(True)
+    score = model(x).gather(1, target[:, None]).sum()
+    (grad,) = torch.autograd.grad(score, x)
+    saliency = grad.sum(dim=1) if signed else grad.abs().amax(dim=1)
+    saliency = saliency / saliency.flatten(1).abs().amax(dim=1)[:, None, None]
+    return (saliency + 1) / 2 if signed else saliency
+
+
+def gradient_map_unsigned(model, x, target, signed):
+    return gradient_map(model, x, target, signed=False)
+
+
+# -- page 20 ---------------------------------------------------------------------------
+
+
+def cue_and_object_shares(model, data):
+    maps = ht.GradCAM(model, "relu3")(data.images)
+    return (
+        energy_pointing_game(maps, data.cue_masks).mean().item(),
+        energy_pointing_game(maps, data.masks).mean().item(),
+    )
+
+
+def pointing_shares(maps, masks):
+    return [pointing_game(maps, masks, tolerance=t).float().mean().item() for t in (0, 4, 8)]
+
+
+def pointing_counts(maps, masks):
+    return [int(pointing_game(maps, masks, tolerance=t).sum()) for t in (0, 4, 8)]
+
+
+def paint_over_cue(images, cue_masks):
+    cleaned = images.clone()
+    for i in range(len(images)):
+        ys, xs = torch.nonzero(cue_masks[i], as_tuple=True)
+        y = 0 if ys.min() < 32 else 63
+        x = 0 if xs.min() < 32 else 63
+        cleaned[i][:, ys, xs] = images[i][:, y, x][:, None]
+    return cleaned
+
+
+def paint_over_cue_in_place(images, cue_masks):
+    for i in range(len(images)):
+        ys, xs = torch.nonzero(cue_masks[i], as_tuple=True)
+        images[i][:, ys, xs] = images[i][:, 0, 0][:, None]
+    return images
+
+
+def paint_over_cue_grey(images, cue_masks):
+    return torch.where(cue_masks[:, None], torch.full_like(images, 0.123), images)
+
+
 RIGHT = {
     "15.1": PrintEvery5,
     "15.2": early_stopped_fit,
@@ -367,6 +440,12 @@ RIGHT = {
     "18b.1": object_hits,
     "18b.2": energy_column,
     "18b.3": fine_aucs,
+    "19.1": black_deletion,
+    "19.2": blur_object,
+    "19.3": gradient_map,
+    "20.1": cue_and_object_shares,
+    "20.2": pointing_shares,
+    "20.3": paint_over_cue,
 }
 
 WRONG = [
@@ -415,6 +494,18 @@ WRONG = [
         "wrong_steps",
     ),
     ("18b.3", lambda m, images, s: fine_aucs(m, images, s, baseline="zeros"), "zero_baseline"),
+    ("19.1", blurred_deletion, "blurred"),
+    ("19.1", lambda model, images, saliency: None, "not_a_number"),
+    ("19.2", blur_background, "inverted"),
+    ("19.2", lambda images, masks: gaussian_blur(images, 11, 5.0), "changed_background"),
+    ("19.2", lambda images, masks: torch.where(masks[:, None], 0.0, images), "wrong_blur"),
+    ("19.3", gradient_map_unsigned, "absolute"),
+    ("20.1", lambda model, data: cue_and_object_shares(model, data)[::-1], "swapped"),
+    ("20.2", pointing_counts, "counts"),
+    ("20.2", lambda maps, masks: pointing_shares(maps, masks)[:1] * 3, "wrong_shares"),
+    ("20.3", paint_over_cue_in_place, "in_place"),
+    ("20.3", paint_over_cue_grey, "not_background"),
+    ("20.3", lambda images, cue_masks: images.clone(), "cue_left"),
     (
         "18.3",
         lambda model, layer, x, target: ht.GradCAM(model, layer)(x, target, raw=True),

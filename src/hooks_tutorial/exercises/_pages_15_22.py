@@ -1234,3 +1234,388 @@ def _fine_aucs(answer: object) -> Values:
     if abs(mine[0] - aucs(64, "zeros")[0]) < 1e-5:
         raise Problem("zero_baseline", mine=mine[0])
     raise Problem("wrong_aucs", **text)
+
+
+# -- page 19: can we trust the map? ---------------------------------------------------------
+
+
+@exercise(
+    "19.1",
+    passed=Text(
+        "Your function returned the mean deletion AUC with black pixels, 10 steps, "
+        "{mine:.3f} on the check's tiny model (from blurred pixels it is {blurred:.3f}): "
+        '`baseline="zeros"` replaces the deleted pixels by black ones.',
+        "你的函数返回了用黑色像素、10 步得到的删除 AUC 平均值，在检查所用的小模型上为 {mine:.3f}"
+        '（用模糊像素时为 {blurred:.3f}）：`baseline="zeros"` 用黑色像素替换被删除的像素。',
+    ),
+    not_a_number=Text(
+        "`black_deletion(model, images, saliency)` returned a `{got}`; it should return one "
+        "number, the deletion AUC averaged over the images: `.mean().item()`.",
+        "`black_deletion(model, images, saliency)` 返回了一个 `{got}`；它应当返回一个数，即各图像"
+        "删除 AUC 的平均值：`.mean().item()`。",
+    ),
+    blurred=Text(
+        "Your AUC, {mine:.3f}, is the one with blurred pixels; the exercise deletes with "
+        'black ones: `baseline="zeros"`.',
+        '你的 AUC {mine:.3f} 是用模糊像素得到的；练习要求用黑色像素删除：`baseline="zeros"`。',
+    ),
+    wrong_auc=Text(
+        "Your AUC is {mine:.3f}; the deletion with black pixels in 10 steps gives "
+        '{expected:.3f}: `deletion_auc(model, images, saliency, steps=10, baseline="zeros")`.',
+        "你的 AUC 是 {mine:.3f}；用黑色像素分 10 步删除得到的是 {expected:.3f}："
+        '`deletion_auc(model, images, saliency, steps=10, baseline="zeros")`。',
+    ),
+)
+def _black_deletion(answer: object) -> Values:
+    from ..metrics import deletion_auc  # noqa: PLC0415
+
+    black_deletion = require_callable(answer)
+    model = _tiny_cnn()
+    images = torch.rand(4, 3, 32, 32)
+    saliency = GradCAM(model, "relu3")(images)
+    options: dict[str, Any] = {"steps": 10}
+    expected = deletion_auc(model, images, saliency, baseline="zeros", **options).mean().item()
+    blurred = deletion_auc(model, images, saliency, baseline="blur", **options).mean().item()
+    mine = _as_share(black_deletion(model, images, saliency))
+    if mine is None:
+        raise Problem("not_a_number", got=returned_type(black_deletion(model, images, saliency)))
+    shown: Values = {"mine": mine, "expected": expected, "blurred": blurred}
+    # the same curve summed in another order: float rounding, far below 1e-5
+    if abs(mine - expected) < 1e-5:
+        return shown
+    if abs(mine - blurred) < 1e-5:
+        raise Problem("blurred", **shown)
+    raise Problem("wrong_auc", **shown)
+
+
+@exercise(
+    "19.2",
+    passed=Text(
+        "Your function blurred the object's pixels and kept every other pixel as it was: "
+        "the blurred image still holds a smeared copy of the object in the same place.",
+        "你的函数模糊了物体的像素，其他像素都保持原样。模糊后的图像在同一位置仍留有物体被抹开的副本。",
+    ),
+    not_images=Text(
+        "`blur_object(images, masks)` returned a `{got}`; it should return images of the "
+        "same shape, `{shape}`.",
+        "`blur_object(images, masks)` 返回了一个 `{got}`；它应当返回形状相同的图像 `{shape}`。",
+    ),
+    inverted=Text(
+        "Your function blurred the background and kept the object: the mask is True on "
+        "the object, so take the blurred pixels where it is True, "
+        "`torch.where(masks[:, None], blurred, images)`.",
+        "你的函数模糊了背景而保留了物体。掩码在物体上为 True，所以应在它为 True 的地方取模糊的像素："
+        "`torch.where(masks[:, None], blurred, images)`。",
+    ),
+    changed_background=Text(
+        "Your function changed pixels outside the object: only the object's pixels are "
+        "blurred, `torch.where(masks[:, None], blurred, images)`.",
+        "你的函数改变了物体之外的像素。只有物体的像素应被模糊："
+        "`torch.where(masks[:, None], blurred, images)`。",
+    ),
+    wrong_blur=Text(
+        'The object\'s pixels are not those of the blur that `baseline="blur"` uses: '
+        "`gaussian_blur(images, 11, 5.0)`.",
+        '物体的像素与 `baseline="blur"` 所用的模糊不同：`gaussian_blur(images, 11, 5.0)`。',
+    ),
+)
+def _blur_object(answer: object) -> Values:
+    from torchvision.transforms.functional import gaussian_blur  # noqa: PLC0415
+
+    from ..data import make_shapes  # noqa: PLC0415
+
+    blur_object = require_callable(answer)
+    data = make_shapes(4, split="test", seed=19, image_size=32)
+    images, masks = data.images, data.masks
+    blurred = gaussian_blur(images, [11, 11], [5.0, 5.0])
+    expected = torch.where(masks[:, None], blurred, images)
+    returned = blur_object(images.clone(), masks.clone())
+    if not isinstance(returned, Tensor) or returned.shape != images.shape:
+        raise Problem("not_images", got=returned_type(returned), shape=list(images.shape))
+    mine = returned.detach()
+    outside = ~masks[:, None].expand_as(images)
+    # the same blur: equal up to float rounding
+    if torch.allclose(mine, expected, atol=1e-5):
+        return {}
+    if torch.allclose(mine, torch.where(masks[:, None], images, blurred), atol=1e-5):
+        raise Problem("inverted")
+    if not torch.equal(mine[outside], images[outside]):
+        raise Problem("changed_background")
+    raise Problem("wrong_blur")
+
+
+def _input_gradient(model: nn.Module, x: Tensor, target: Tensor) -> Tensor:
+    x = x.clone().requires_grad_(True)
+    (grad,) = torch.autograd.grad(model(x).gather(1, target[:, None]).sum(), x)
+    return grad
+
+
+@exercise(
+    "19.3",
+    passed=Text(
+        "Both forms match: with `signed=False` the absolute gradient, largest over the "
+        "colour channels, scaled to [0, 1]; with `signed=True` the gradient summed over "
+        "the channels, scaled so that 0 sits at 0.5 and the sign shows.",
+        "两种形式都对：`signed=False` 时是梯度的绝对值在颜色通道上的最大值，缩放到 [0, 1]；"
+        "`signed=True` 时是梯度在各通道上的和，缩放后 0 位于 0.5，符号得以显示。",
+    ),
+    not_a_map=Text(
+        "`gradient_map(model, x, target, signed={signed})` returned a `{got}`; it should "
+        "return one map per image, `{shape}`.",
+        "`gradient_map(model, x, target, signed={signed})` 返回了一个 `{got}`；它应当为每张图像"
+        "返回一张热力图 `{shape}`。",
+    ),
+    absolute=Text(
+        "With `signed=True` your map shows the gradient's size, not its sign (no value "
+        "stands for a negative gradient). Sum the gradient over the channels, keep its sign, divide by the "
+        "largest absolute value and map [-1, 1] to [0, 1]: `(saliency + 1) / 2`.",
+        "`signed=True` 时，你的热力图显示的是梯度的大小，而不是符号（没有哪个值代表负的梯度）。"
+        "请把梯度在各通道上求和，保留符号，除以最大绝对值，再把 [-1, 1] 映射到 [0, 1]："
+        "`(saliency + 1) / 2`。",
+    ),
+    min_max=Text(
+        "With `signed=True` your map is min-max scaled: its zero gradient is not at 0.5, "
+        "so the colours no longer say which sign a pixel has. Divide by the largest "
+        "absolute value, then `(saliency + 1) / 2`.",
+        "`signed=True` 时，你的热力图用了 min-max 缩放：零梯度不在 0.5，颜色就不再表明像素的符号。"
+        "请除以最大绝对值，再计算 `(saliency + 1) / 2`。",
+    ),
+    wrong_absolute=Text(
+        "With `signed=False` your map is not the expected one: take the absolute value of "
+        "the input's gradient, its largest value over the colour channels, "
+        "`grad.abs().amax(dim=1)`, and divide each map by its largest value.",
+        "`signed=False` 时，你的热力图与应有的不同。请取输入梯度的绝对值在颜色通道上的最大值 "
+        "`grad.abs().amax(dim=1)`，再把每张热力图除以它的最大值。",
+    ),
+    wrong_signed=Text(
+        "With `signed=True` your map is not the expected one: sum the input's gradient over "
+        "the channels, `grad.sum(dim=1)`, divide each map by its largest absolute value, "
+        "then `(saliency + 1) / 2`.",
+        "`signed=True` 时，你的热力图与应有的不同。请把输入梯度在各通道上求和 "
+        "`grad.sum(dim=1)`，把每张热力图除以它的最大绝对值，再计算 `(saliency + 1) / 2`。",
+    ),
+)
+def _gradient_map(answer: object) -> Values:
+    gradient_map = require_callable(answer)
+    model = _tiny_cnn()
+    x = torch.rand(3, 3, 32, 32)
+    with torch.no_grad():
+        target = model(x).argmax(dim=1)
+    grad = _input_gradient(model, x, target)
+    size = grad.abs().amax(dim=1)
+    absolute = size / size.flatten(1).amax(dim=1)[:, None, None]
+    total = grad.sum(dim=1)
+    signed = (total / total.flatten(1).abs().amax(dim=1)[:, None, None] + 1) / 2
+    low = total.flatten(1).amin(dim=1)[:, None, None]
+    high = total.flatten(1).amax(dim=1)[:, None, None]
+    min_max = (total - low) / (high - low)
+    for flag, expected in ((False, absolute), (True, signed)):
+        returned = gradient_map(model, x.clone(), target.clone(), signed=flag)
+        if not isinstance(returned, Tensor) or returned.shape != expected.shape:
+            shape = list(expected.shape)
+            raise Problem("not_a_map", signed=flag, got=returned_type(returned), shape=shape)
+        mine = returned.detach()
+        # the same gradient in another order: float rounding, far below 1e-4 of [0, 1]
+        if torch.allclose(mine, expected, atol=1e-4):
+            continue
+        if flag and (torch.allclose(mine, absolute, atol=1e-4) or mine.min() >= 0.5 - 1e-6):
+            raise Problem("absolute")
+        if flag and torch.allclose(mine, min_max, atol=1e-4):
+            raise Problem("min_max")
+        raise Problem("wrong_signed" if flag else "wrong_absolute")
+    return {}
+
+
+# -- page 20: a shortcut ----------------------------------------------------------------------
+
+
+@exercise(
+    "20.1",
+    passed=Text(
+        "Your function returned the mean energy share of the Grad-CAM maps on the cue and "
+        "on the object, {cue:.3f} and {object:.3f} for the check's shortcut model on "
+        "training-like images: `energy_pointing_game` with the cue masks, then with the "
+        "object masks.",
+        "你的函数返回了 Grad-CAM 热力图落在提示标记上和落在物体上的平均能量比例，对检查所用的捷径模型"
+        "在类训练图像上分别为 {cue:.3f} 和 {object:.3f}：先用提示标记的掩码，再用物体的掩码计算 "
+        "`energy_pointing_game`。",
+    ),
+    not_a_pair=Text(
+        "`cue_and_object_shares(model, data)` returned a `{got}`; it should return two "
+        "numbers, the share on the cue and the share on the object: `return on_cue, on_object`.",
+        "`cue_and_object_shares(model, data)` 返回了一个 `{got}`；它应当返回两个数，即落在提示标记上"
+        "和落在物体上的比例：`return on_cue, on_object`。",
+    ),
+    swapped=Text(
+        "Your function returned the share on the object first ({mine}): return the share "
+        "on the cue first, `return on_cue, on_object`.",
+        "你的函数先返回了落在物体上的比例（{mine}），请先返回落在提示标记上的比例："
+        "`return on_cue, on_object`。",
+    ),
+    wrong_shares=Text(
+        "Your function returned {mine}; the mean energy shares of `ht.GradCAM(model, "
+        '"relu3")` on `data.cue_masks` and on `data.masks` are {expected}.',
+        '你的函数返回了 {mine}；`ht.GradCAM(model, "relu3")` 在 `data.cue_masks` 和 `data.masks` '
+        "上的平均能量比例是 {expected}。",
+    ),
+)
+def _cue_and_object_shares(answer: object) -> Values:
+    from ..data import make_shapes  # noqa: PLC0415
+    from ..metrics import energy_pointing_game  # noqa: PLC0415
+    from ..zoo import pretrained  # noqa: PLC0415
+
+    cue_and_object_shares = require_callable(answer)
+    model = watch(pretrained("simple_cnn-shortcut"))
+    data = make_shapes(16, variant="shortcut", split="train", seed=21)
+    maps = GradCAM(model, "relu3")(data.images)
+    expected = (
+        energy_pointing_game(maps, data.cue_masks).mean().item(),
+        energy_pointing_game(maps, data.masks).mean().item(),
+    )
+    returned = cue_and_object_shares(model, data)
+    values = (
+        [_as_share(v) for v in returned]
+        if isinstance(returned, (tuple, list)) and len(returned) == 2
+        else [None]
+    )
+    if None in values:
+        raise Problem("not_a_pair", got=returned_type(returned))
+    mine = tuple(float(v) for v in values if v is not None)
+    shown = {
+        "mine": "({:.3f}, {:.3f})".format(*mine),
+        "expected": "({:.3f}, {:.3f})".format(*expected),
+    }
+    # the same maps and sums: float rounding, far below 1e-5
+    if all(abs(a - b) < 1e-5 for a, b in zip(mine, expected, strict=True)):
+        return {"cue": expected[0], "object": expected[1]}
+    if all(abs(a - b) < 1e-5 for a, b in zip(mine, expected[::-1], strict=True)):
+        raise Problem("swapped", **shown)
+    raise Problem("wrong_shares", **shown)
+
+
+@exercise(
+    "20.2",
+    passed=Text(
+        "Your function returned the pointing game strictly, within 4 and within 8 pixels: "
+        "{mine} on the check's maps. A tolerance counts a maximum near the mask as a hit, "
+        "so the shares can only grow with it.",
+        "你的函数返回了严格、4 像素以内和 8 像素以内的指向游戏结果：在检查所用的热力图上为 {mine}。"
+        "容差把落在掩码附近的最大值也算作命中，所以比例只会随它增大。",
+    ),
+    not_three=Text(
+        "`pointing_shares(maps, masks)` returned a `{got}`; it should return three "
+        "numbers, the share of hits strictly, within 4 and within 8 pixels.",
+        "`pointing_shares(maps, masks)` 返回了一个 `{got}`；它应当返回三个数，即严格、4 像素以内"
+        "和 8 像素以内的命中比例。",
+    ),
+    counts=Text(
+        "Your function returned counts, {mine}; return shares of the {n} maps, between 0 "
+        "and 1: `.float().mean()`.",
+        "你的函数返回的是次数 {mine}；请返回 {n} 张热力图中的比例，介于 0 和 1 之间：`.float().mean()`。",
+    ),
+    wrong_shares=Text(
+        "Your function returned {mine}; `pointing_game(maps, masks, tolerance=t)` for "
+        "t = 0, 4 and 8 gives {expected}.",
+        "你的函数返回了 {mine}；对 t = 0、4 和 8，`pointing_game(maps, masks, tolerance=t)` 给出 "
+        "{expected}。",
+    ),
+)
+def _pointing_shares(answer: object) -> Values:
+    from ..data import make_shapes  # noqa: PLC0415
+    from ..metrics import pointing_game  # noqa: PLC0415
+
+    pointing_shares = require_callable(answer)
+    data = make_shapes(16, split="test", seed=4, image_size=32)
+    maps = torch.rand(16, 32, 32)
+    hits = [pointing_game(maps, data.masks, tolerance=t) for t in (0, 4, 8)]
+    expected = tuple(h.float().mean().item() for h in hits)
+    returned = pointing_shares(maps, data.masks)
+    values = (
+        [_as_share(v) for v in returned]
+        if isinstance(returned, (tuple, list)) and len(returned) == 3
+        else [None]
+    )
+    if None in values:
+        raise Problem("not_three", got=returned_type(returned))
+    mine = tuple(float(v) for v in values if v is not None)
+    shown = {
+        "mine": "({:.3f}, {:.3f}, {:.3f})".format(*mine),
+        "expected": "({:.3f}, {:.3f}, {:.3f})".format(*expected),
+        "n": len(maps),
+    }
+    # whole counts divided by 16: exact
+    if all(abs(a - b) < 1e-6 for a, b in zip(mine, expected, strict=True)):
+        return shown
+    counts = tuple(float(h.sum()) for h in hits)
+    if all(abs(a - b) < 1e-6 for a, b in zip(mine, counts, strict=True)):
+        raise Problem("counts", **shown)
+    raise Problem("wrong_shares", **shown)
+
+
+@exercise(
+    "20.3",
+    passed=Text(
+        "Your function painted every cue pixel with a colour of the image's background "
+        "and left the other pixels, and the images you were given, as they were.",
+        "你的函数用图像背景中的颜色涂掉了每个提示标记像素，其他像素以及传入的图像都保持原样。",
+    ),
+    not_images=Text(
+        "`paint_over_cue(images, cue_masks)` returned a `{got}`; it should return new "
+        "images of the same shape, `{shape}`.",
+        "`paint_over_cue(images, cue_masks)` 返回了一个 `{got}`；它应当返回形状相同的新图像 "
+        "`{shape}`。",
+    ),
+    in_place=Text(
+        "Your function painted over the cue in the images it was given: the test images "
+        "themselves lost their cue. Work on a copy, `images.clone()`.",
+        "你的函数在传入的图像上直接涂掉了提示标记，测试图像本身也丢失了提示标记。请在副本上操作："
+        "`images.clone()`。",
+    ),
+    cue_left=Text(
+        "In image {image}, {count} cue pixels still have their colour: paint every pixel "
+        "where `cue_masks[i]` is True.",
+        "在第 {image} 张图像中，还有 {count} 个提示标记像素保留着原来的颜色，请涂掉 `cue_masks[i]` "
+        "为 True 的每个像素。",
+    ),
+    changed_outside=Text(
+        "In image {image} your function changed {count} pixels outside the cue: change "
+        "only the pixels where `cue_masks[i]` is True.",
+        "在第 {image} 张图像中，你的函数改变了提示标记之外的 {count} 个像素，只改变 `cue_masks[i]` "
+        "为 True 的像素。",
+    ),
+    not_background=Text(
+        "In image {image} the cue is painted with a colour found nowhere else in the "
+        "image, `{colour}`: take the colour of a background pixel near the cue, such as "
+        "the corner next to it.",
+        "在第 {image} 张图像中，提示标记被涂成了图像中其他地方都没有的颜色 `{colour}`，请取提示标记"
+        "附近的一个背景像素的颜色，例如它旁边的角落。",
+    ),
+)
+def _paint_over_cue(answer: object) -> Values:
+    from ..data import make_shapes  # noqa: PLC0415
+
+    paint_over_cue = require_callable(answer)
+    data = make_shapes(6, variant="shortcut", split="test", seed=20)
+    images, cue_masks = data.images.clone(), data.cue_masks.clone()
+    returned = paint_over_cue(images, cue_masks)
+    if not torch.equal(images, data.images):
+        raise Problem("in_place")
+    if not isinstance(returned, Tensor) or returned.shape != images.shape:
+        raise Problem("not_images", got=returned_type(returned), shape=list(images.shape))
+    painted = returned.detach()
+    for i in range(len(images)):
+        cue = cue_masks[i]
+        outside = (painted[i] != images[i]).any(dim=0) & ~cue
+        if outside.any():
+            raise Problem("changed_outside", image=i, count=int(outside.sum()))
+        kept = (painted[i] == images[i]).all(dim=0) & cue
+        if kept.any():
+            raise Problem("cue_left", image=i, count=int(kept.sum()))
+        background = images[i][:, ~cue & ~data.masks[i]].T  # [pixels, 3]
+        colours: Tensor = torch.unique(painted[i][:, cue].T, dim=0)
+        for colour in colours:
+            # a copied pixel has exactly its colour; 1e-6 allows a float round trip
+            if not (background - colour).abs().amax(dim=1).lt(1e-6).any():
+                shown = [round(c, 3) for c in colour.tolist()]
+                raise Problem("not_background", image=i, colour=shown)
+    return {}
