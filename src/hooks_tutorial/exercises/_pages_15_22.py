@@ -1436,27 +1436,27 @@ def _gradient_map(answer: object) -> Values:
         "on the object, {cue:.3f} and {object:.3f} for the check's shortcut model on "
         "training-like images: `energy_pointing_game` with the cue masks, then with the "
         "object masks.",
-        "你的函数返回了 Grad-CAM 热力图落在提示标记上和落在物体上的平均能量比例，对检查所用的捷径模型"
-        "在类训练图像上分别为 {cue:.3f} 和 {object:.3f}：先用提示标记的掩码，再用物体的掩码计算 "
+        "你的函数返回了 Grad-CAM 热力图落在线索上和落在物体上的平均能量占比，对检查所用的捷径模型"
+        "在类似训练集的图像上分别为 {cue:.3f} 和 {object:.3f}：先用线索的掩码，再用物体的掩码计算 "
         "`energy_pointing_game`。",
     ),
     not_a_pair=Text(
         "`cue_and_object_shares(model, data)` returned a `{got}`; it should return two "
         "numbers, the share on the cue and the share on the object: `return on_cue, on_object`.",
-        "`cue_and_object_shares(model, data)` 返回了一个 `{got}`；它应当返回两个数，即落在提示标记上"
+        "`cue_and_object_shares(model, data)` 返回了一个 `{got}`；它应当返回两个数，即落在线索上"
         "和落在物体上的比例：`return on_cue, on_object`。",
     ),
     swapped=Text(
         "Your function returned the share on the object first ({mine}): return the share "
         "on the cue first, `return on_cue, on_object`.",
-        "你的函数先返回了落在物体上的比例（{mine}），请先返回落在提示标记上的比例："
+        "你的函数先返回了落在物体上的比例（{mine}），请先返回落在线索上的比例："
         "`return on_cue, on_object`。",
     ),
     wrong_shares=Text(
         "Your function returned {mine}; the mean energy shares of `ht.GradCAM(model, "
         '"relu3")` on `data.cue_masks` and on `data.masks` are {expected}.',
         '你的函数返回了 {mine}；`ht.GradCAM(model, "relu3")` 在 `data.cue_masks` 和 `data.masks` '
-        "上的平均能量比例是 {expected}。",
+        "上的平均能量占比是 {expected}。",
     ),
 )
 def _cue_and_object_shares(answer: object) -> Values:
@@ -1557,7 +1557,7 @@ def _pointing_shares(answer: object) -> Values:
     passed=Text(
         "Your function painted every cue pixel with a colour of the image's background "
         "and left the other pixels, and the images you were given, as they were.",
-        "你的函数用图像背景中的颜色涂掉了每个提示标记像素，其他像素以及传入的图像都保持原样。",
+        "你的函数用图像背景中的颜色涂掉了每个线索像素，其他像素以及传入的图像都保持原样。",
     ),
     not_images=Text(
         "`paint_over_cue(images, cue_masks)` returned a `{got}`; it should return new "
@@ -1568,26 +1568,26 @@ def _pointing_shares(answer: object) -> Values:
     in_place=Text(
         "Your function painted over the cue in the images it was given: the test images "
         "themselves lost their cue. Work on a copy, `images.clone()`.",
-        "你的函数在传入的图像上直接涂掉了提示标记，测试图像本身也丢失了提示标记。请在副本上操作："
+        "你的函数在传入的图像上直接涂掉了线索，测试图像本身也丢失了线索。请在副本上操作："
         "`images.clone()`。",
     ),
     cue_left=Text(
         "In image {image}, {count} cue pixels still have their colour: paint every pixel "
         "where `cue_masks[i]` is True.",
-        "在第 {image} 张图像中，还有 {count} 个提示标记像素保留着原来的颜色，请涂掉 `cue_masks[i]` "
+        "在第 {image} 张图像中，还有 {count} 个线索像素保留着原来的颜色，请涂掉 `cue_masks[i]` "
         "为 True 的每个像素。",
     ),
     changed_outside=Text(
         "In image {image} your function changed {count} pixels outside the cue: change "
         "only the pixels where `cue_masks[i]` is True.",
-        "在第 {image} 张图像中，你的函数改变了提示标记之外的 {count} 个像素，只改变 `cue_masks[i]` "
+        "在第 {image} 张图像中，你的函数改变了线索之外的 {count} 个像素，只改变 `cue_masks[i]` "
         "为 True 的像素。",
     ),
     not_background=Text(
         "In image {image} the cue is painted with a colour found nowhere else in the "
         "image, `{colour}`: take the colour of a background pixel near the cue, such as "
         "the corner next to it.",
-        "在第 {image} 张图像中，提示标记被涂成了图像中其他地方都没有的颜色 `{colour}`，请取提示标记"
+        "在第 {image} 张图像中，线索被涂成了图像中其他地方都没有的颜色 `{colour}`，请取线索"
         "附近的一个背景像素的颜色，例如它旁边的角落。",
     ),
 )
