@@ -4,8 +4,8 @@
 numbers come from the build, in the page's language:
 
 - Reading time: the page's prose, as it is shown in that language (the
-  doctree as read, after translation), without code, outputs, formulas and
-  the download buttons, read at the mean silent-reading rates of Brysbaert's
+  doctree as written, translated and with its links' titles), without code,
+  outputs, formulas and the download buttons, read at the mean silent-reading rates of Brysbaert's
   meta-analysis (J. Memory and Language 109, 2019): 238 words a minute for
   English non-fiction, 255 characters a minute for Chinese. A page in Chinese
   counts its Han characters at the Chinese rate and its Latin words (names
@@ -59,6 +59,9 @@ SKIPPED_NODES = (
     nodes.image,
     nodes.substitution_definition,
 )
+# sphinx-gallery's code once it links the names in it (its post-transform turns each
+# code block it links into one of these, a node per token)
+SKIPPED_TAGNAMES = {"code_links_block"}
 # sphinx-gallery's note "Go to the end to download ...", its download buttons and its
 # signature; whatever another extension marks as not to be searched (the fast path's
 # banners, this line)
@@ -75,7 +78,7 @@ def prose(doctree: nodes.Node) -> str:
     parts: list[str] = []
 
     def visit(node: nodes.Node) -> None:
-        if isinstance(node, SKIPPED_NODES):
+        if isinstance(node, SKIPPED_NODES) or node.tagname in SKIPPED_TAGNAMES:
             return
         if isinstance(node, nodes.Element) and SKIPPED_CLASSES & set(node["classes"]):
             return
@@ -109,32 +112,24 @@ def line(minutes_: int, seconds: float | None, language: str) -> str:
     return running.format(minutes=minutes_, time=provenance.duration(seconds, language))
 
 
-def count_prose(app: Any, doctree: nodes.document) -> None:
-    """``doctree-read``: the page's prose as read (translated, its code still code blocks).
-
-    Counted here, not when the page is written: by then sphinx-gallery has turned
-    the code it links into other nodes (``code_links_block``, one per token).
-    The count is kept on the doctree, which the environment stores.
-    """
-    if re.fullmatch(app.config.reading_time_pages, app.env.docname):
-        doctree["reading_minutes"] = minutes(prose(doctree))
-
-
 def add_times(app: Any, doctree: nodes.document, docname: str) -> None:
-    """``doctree-resolved``: the line, right under the page's title."""
-    if app.builder.format != "html" or "reading_minutes" not in doctree:
+    """``doctree-resolved``: the line, right under the page's title.
+
+    Counted once the links are resolved, so a link to another page counts that
+    page's title, as the reader sees it.
+    """
+    if app.builder.format != "html" or not re.fullmatch(app.config.reading_time_pages, docname):
         return
     section = next(iter(doctree.findall(nodes.section)), None)
     if section is None or not isinstance(section[0], nodes.title):
         return
     record = provenance.read(app.srcdir, docname)
     seconds = None if record is None else float(record["seconds"])
-    text = line(doctree["reading_minutes"], seconds, app.config.language or "en")
+    text = line(minutes(prose(doctree)), seconds, app.config.language or "en")
     section.insert(1, nodes.paragraph("", text, classes=["page-times", "no-search"]))
 
 
 def setup(app: Any) -> dict[str, Any]:
     app.add_config_value("reading_time_pages", r"auto_examples/.+/plot_\w+", "html", types=[str])
-    app.connect("doctree-read", count_prose)
     app.connect("doctree-resolved", add_times)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

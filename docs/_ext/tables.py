@@ -9,7 +9,9 @@ after the build each body cell of a table with a header row gets its header's
 text. No package does this: Sphinx's HTML writer writes no attributes of one's
 own on table cells, and the theme only wraps tables in a scrolling container.
 A table with merged cells (``colspan``, ``rowspan``) is left alone: its columns
-cannot be counted from a row's cells.
+cannot be counted from a row's cells; so is a table whose cells carry their own
+label (the cheat sheet's ``p.cs-label``, written by ``cheatsheet.py``), which a
+second label would repeat.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ _ROW = re.compile(r"<tr\b.*?</tr>", re.DOTALL)
 _CELL_TAG = re.compile(r"<t[dh]\b(?![^>]*\bdata-label=)")
 _TAG = re.compile(r"<[^>]*>")
 _SPACE = re.compile(r"\s+")
+_OWN_LABEL = 'class="cs-label"'  # cells that name their column themselves (the cheat sheet)
 
 
 def _text(html: str) -> str:
@@ -36,7 +39,7 @@ def _text(html: str) -> str:
 def label_table(table: str) -> str:
     """One table's HTML with ``data-label`` on each body cell (unchanged without a header)."""
     head = _HEAD.search(table)
-    if head is None or "colspan" in table or "rowspan" in table:
+    if head is None or "colspan" in table or "rowspan" in table or _OWN_LABEL in table:
         return table
     rows = _ROW.findall(head.group(1))
     if len(rows) != 1:

@@ -31,8 +31,25 @@ from torch.distributed.fsdp import fully_shard
 from torch.nn.parallel import DistributedDataParallel as DDP
 
 
-def bucket_sizes(rank, no_sync_in_step_0=False, **ddp_options):
-    """The sizes of the buckets DDP communicates in steps 0, 1 and 2."""
+def three_steps(ddp_model, batch):
+    """Three training steps; step 0, its forward and backward passes, under ``no_sync()``."""
+    for step in range(3):
+        ddp_model.zero_grad()
+        if step == 0:
+            with ddp_model.no_sync():  # no communication in this step
+                ddp_model(batch).sum().backward()
+        else:
+            ddp_model(batch).sum().backward()
+
+
+def three_synced_steps(ddp_model, batch):
+    for _ in range(3):
+        ddp_model.zero_grad()
+        ddp_model(batch).sum().backward()
+
+
+def bucket_sizes(rank, take_steps, **ddp_options):
+    """The sizes of the buckets DDP communicates in each step of ``take_steps``."""
     ddp_model = DDP(make_model(), bucket_cap_mb=0.0003, **ddp_options)
     steps = []
 
@@ -43,19 +60,14 @@ def bucket_sizes(rank, no_sync_in_step_0=False, **ddp_options):
         return future.then(lambda fut: fut.value()[0])
 
     ddp_model.register_comm_hook(state=None, hook=log_size)
-    for step in range(3):
-        steps.append([])
-        ddp_model.zero_grad()
-        if no_sync_in_step_0 and step == 0:
-            with ddp_model.no_sync():  # no communication in this step
-                ddp_model(local_batch(rank)).sum().backward()
-        else:
-            ddp_model(local_batch(rank)).sum().backward()
+    # each forward pass starts a step: a new list of bucket sizes
+    with ddp_model.module.register_forward_pre_hook(lambda module, args: steps.append([])):
+        take_steps(ddp_model, local_batch(rank))
     return steps
 
 
 def no_sync_in_step_0(rank, log):
-    steps = bucket_sizes(rank, no_sync_in_step_0=True)
+    steps = bucket_sizes(rank, three_steps)
     for step, sizes in enumerate(steps):
         log(f"step {step}: buckets of {sizes} values")
     return steps
@@ -104,7 +116,7 @@ def reshard_after_forward(rank, log):
 
 
 def find_unused_parameters(rank, log):
-    steps = bucket_sizes(rank, find_unused_parameters=True)
+    steps = bucket_sizes(rank, three_synced_steps, find_unused_parameters=True)
     for step, sizes in enumerate(steps):
         log(f"step {step}: buckets of {sizes} values")
     return steps

@@ -338,17 +338,26 @@ assert [n for n, _ in param_layer.named_parameters()] == ["bias", "weight"]
 # Exercises
 # ---------
 #
-# 1. Prune the same layer twice with ``prune.l1_unstructured(layer, "weight",
-#    amount=0.5)``. How many hooks does ``count_hooks`` report, and what
-#    fraction of the weights is zero?
-# 2. Prune the weights of both linear layers of
-#    ``nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))`` together with
-#    ``prune.global_unstructured``. How many hooks are registered, and on which
-#    modules?
-# 3. Remove ``my_layer``'s hook with ``handle.remove()``, call the layer on
-#    an input ``x``, add 1 to ``my_layer.weight_orig`` and call it on ``x``
-#    again. Does the output change? Then call ``.sum().backward()`` on both
-#    outputs, one after the other: what happens?
+# Exercises that ask for code come with a check that runs offline, in the
+# downloaded notebook or script: write your answer, then run the
+# ``ht.exercises.check(...)`` call that ends the exercise. The check says what
+# is wrong, or what is right, in the language of the download, and leaves no
+# hook behind; each solution ends with the same call. Exercises marked *in
+# words* ask why: they have no check.
+#
+# 1. *In words:* prune the same layer twice with
+#    ``prune.l1_unstructured(layer, "weight", amount=0.5)``. How many hooks
+#    does ``count_hooks`` report, what fraction of the weights is zero, and
+#    why?
+# 2. Write ``prune_together(model)``, which prunes the weights of both linear
+#    layers of ``nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))``
+#    together with ``prune.global_unstructured`` and ``amount=0.3``. How many
+#    hooks are registered, and on which modules? Check:
+#    ``ht.exercises.check("28.2", prune_together)``.
+# 3. *In words:* remove ``my_layer``'s hook with ``handle.remove()``, call the
+#    layer on an input ``x``, add 1 to ``my_layer.weight_orig`` and call it on
+#    ``x`` again. Does the output change? Then call ``.sum().backward()`` on
+#    both outputs, one after the other: what happens, and why?
 
 # %%
 # .. rst-class:: solution
@@ -389,13 +398,18 @@ prune.remove(twice, "weight")  # done with this layer: keep the zeros, drop the 
 # (``amount=0.3`` of 48, rounded), wherever they are. The last two lines show how they fall in each
 # layer: not the same fraction in each.
 
+
+def prune_together(model):
+    prune.global_unstructured(
+        [(model[0], "weight"), (model[2], "weight")],
+        pruning_method=prune.L1Unstructured,
+        amount=0.3,
+    )
+
+
 torch.manual_seed(0)
 model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
-prune.global_unstructured(
-    [(model[0], "weight"), (model[2], "weight")],
-    pruning_method=prune.L1Unstructured,
-    amount=0.3,
-)
+prune_together(model)
 print(ht.count_hooks(model))
 weights = [model[0].weight, model[2].weight]
 zeros = sum(int((w == 0).sum()) for w in weights)
@@ -426,6 +440,23 @@ assert fractions[0] != fractions[1], fractions
 
 for module in (model[0], model[2]):
     prune.remove(module, "weight")
+
+# %%
+
+ht.exercises.check("28.2", prune_together)
+
+# sphinx_gallery_start_ignore
+from page_checks import assert_check  # docs/_ext: the build's checks
+
+
+# each layer pruned by itself: each loses its own smallest 30%, not the smallest of all
+def prune_each(model):
+    prune.l1_unstructured(model[0], "weight", amount=0.3)
+    prune.l1_unstructured(model[2], "weight", amount=0.3)
+
+
+assert_check("28.2", prune_together, prune_each, "pruned_separately")
+# sphinx_gallery_end_ignore
 
 # %%
 # .. rst-class:: solution
@@ -461,7 +492,8 @@ except RuntimeError as error:
 assert torch.equal(after, before)
 assert not same
 assert message.startswith("Trying to backward through the graph a second time")
-from page_checks import assert_no_hooks_left  # docs/_ext: the build's check
+from page_checks import assert_exercises_checked, assert_no_hooks_left  # docs/_ext
 
+assert_exercises_checked()
 assert_no_hooks_left(globals())
 # sphinx_gallery_end_ignore

@@ -49,6 +49,8 @@ import torch
 from torch import nn
 from torch.utils.checkpoint import checkpoint
 
+import hooks_tutorial as ht  # ht.exercises.check, for the exercises at the end
+
 print("torch", torch.__version__)
 torch.manual_seed(0)
 
@@ -494,15 +496,24 @@ plt.show()
 # Exercises
 # ---------
 #
-# 1. Call ``checkpoint(model.blocks[0], inputs, use_reentrant=False)`` inside
-#    ``torch.no_grad()`` and count the forward hook calls. Does the block run
-#    once or twice?
-# 2. Checkpoint only every second block. How many bytes are kept for the
-#    backward pass now, compared with the two runs above?
-# 3. Use ``torch.utils.checkpoint.checkpoint_sequential`` on
+# Exercises that ask for code come with a check that runs offline, in the
+# downloaded notebook or script: write your answer, then run the
+# ``ht.exercises.check(...)`` call that ends the exercise. The check says what
+# is wrong, or what is right, in the language of the download, and leaves no
+# hook behind; each solution ends with the same call. Exercises marked *in
+# words* ask why: they have no check.
+#
+# 1. *In words:* call ``checkpoint(model.blocks[0], inputs,
+#    use_reentrant=False)`` inside ``torch.no_grad()`` and count the forward
+#    hook calls. Does the block run once or twice, and why?
+# 2. Write ``HalfCheckpointed``, a subclass of ``Net`` whose ``forward``
+#    checkpoints only every second block. How many bytes are kept for the
+#    backward pass now, compared with the two runs above? Check:
+#    ``ht.exercises.check("29.2", HalfCheckpointed)``.
+# 3. *In words:* use ``torch.utils.checkpoint.checkpoint_sequential`` on
 #    ``nn.Sequential(*model.blocks)`` with 2 segments, and count the forward
 #    calls of every linear layer in one training step. Which layers fire
-#    twice?
+#    twice, and why?
 
 # %%
 # .. rst-class:: solution
@@ -550,6 +561,15 @@ assert (saved_bytes, tensors) == (2 * (block_bytes + 4 * block_bytes) + 2 * bloc
 assert (saved_bytes, tensors) == (393216, 6)
 # sphinx_gallery_end_ignore
 
+ht.exercises.check("29.2", HalfCheckpointed)
+
+# sphinx_gallery_start_ignore
+from page_checks import assert_check  # docs/_ext: the build's checks
+
+# Net itself, with use_checkpoint=True, checkpoints every block: all four run twice
+assert_check("29.2", HalfCheckpointed, Net, "checkpointed_all")
+# sphinx_gallery_end_ignore
+
 # %%
 # .. rst-class:: solution
 #
@@ -580,7 +600,8 @@ print("once: ", [name for name, n in calls.items() if n == 1])
 assert [name for name, n in calls.items() if n == 2] == ["blocks.0.0", "blocks.0.2", "blocks.1.0"]
 assert sum(n == 1 for n in calls.values()) == 5
 assert len(calls) == 8
-from page_checks import assert_no_hooks_left  # docs/_ext: the build's check
+from page_checks import assert_exercises_checked, assert_no_hooks_left  # docs/_ext
 
+assert_exercises_checked()
 assert_no_hooks_left(globals())
 # sphinx_gallery_end_ignore

@@ -65,6 +65,8 @@ which starts the processes. Keep the four files in one folder.
 import torch
 from _launch import run_ranks
 
+import hooks_tutorial as ht  # ht.exercises.check, for the exercises at the end
+
 print("torch", torch.__version__)
 reports, processes = run_ranks("_ddp_worker.py", world_size=2)
 print("ranks that reported:", len(reports))
@@ -415,16 +417,26 @@ assert registry == (torch_version == "2.14"), (torch.__version__, registry)
 # Exercises
 # ---------
 #
-# 1. In ``logging_comm_hook``, run the backward pass of step 0 inside
-#    ``with ddp_model.no_sync():`` and take three steps. Which buckets does
-#    each step log?
-# 2. Use ``default_hooks.bf16_compress_hook`` instead of
+# Exercises that ask for code come with a check that runs offline, in the
+# downloaded notebook or script: write your answer, then run the
+# ``ht.exercises.check(...)`` call that ends the exercise. The check says what
+# is wrong, or what is right, in the language of the download, and leaves no
+# hook behind; each solution ends with the same call. Exercises marked *in
+# words* ask why: they have no check.
+#
+# 1. Write ``three_steps(ddp_model, batch)``, which takes three training steps
+#    on ``batch``, step 0 (its forward and backward passes) inside
+#    ``with ddp_model.no_sync():``. Take these steps in ``logging_comm_hook``:
+#    which buckets does each step log? Check:
+#    ``ht.exercises.check("30.1", three_steps)``.
+# 2. *In words:* use ``default_hooks.bf16_compress_hook`` instead of
 #    ``fp16_compress_hook``. Is the change of the averaged gradient larger or
-#    smaller?
-# 3. Call ``fully_shard(model[0], mesh=mesh, reshard_after_forward=False)``
-#    in ``fsdp2_hooks``. What does the line "after FSDP's hook" show now?
-# 4. In ``logging_comm_hook``, pass ``find_unused_parameters=True`` to
-#    ``DDP``. Which buckets do the steps log now?
+#    smaller, and why?
+# 3. *In words:* call ``fully_shard(model[0], mesh=mesh,
+#    reshard_after_forward=False)`` in ``fsdp2_hooks``. What does the line
+#    "after FSDP's hook" show now, and why?
+# 4. *In words:* in ``logging_comm_hook``, pass ``find_unused_parameters=True``
+#    to ``DDP``. Which buckets do the steps log now, and why?
 
 # %%
 # .. rst-class:: solution
@@ -440,6 +452,9 @@ assert registry == (torch_version == "2.14"), (torch.__version__, registry)
 # holds one function per exercise, and ``run_ranks`` starts it the way it
 # started ``_ddp_worker.py``. For this exercise, a communication hook logs the
 # size of each bucket in three steps, the first one under ``no_sync()``:
+#
+# .. literalinclude:: /../examples/06_pytorch_uses_hooks/_ddp_solutions.py
+#    :pyobject: three_steps
 #
 # .. literalinclude:: /../examples/06_pytorch_uses_hooks/_ddp_solutions.py
 #    :pyobject: bucket_sizes
@@ -459,6 +474,36 @@ solutions = [report["values"] for report in solution_reports]
 # "No bucket in step 0 ... Step 1 logs the single bucket of 212 values, and only step 2
 # the rebuilt ones, of 84 and 128"
 assert [s["no_sync_in_step_0"] for s in solutions] == [[[], [212], [84, 128]]] * 2, solutions
+# sphinx_gallery_end_ignore
+
+# %%
+# Step 0's forward pass belongs inside ``no_sync()`` too: DDP decides in the
+# forward pass whether the coming backward pass communicates. The check runs
+# ``three_steps`` in this process, in a process group of its own with a
+# single rank:
+
+from _ddp_solutions import three_steps
+
+ht.exercises.check("30.1", three_steps)
+
+# sphinx_gallery_start_ignore
+from page_checks import assert_check  # docs/_ext: the build's checks
+
+
+# "Step 0's forward pass belongs inside no_sync() too": with only its backward pass
+# inside, step 0 still communicates, and the check says why
+def three_steps_forward_outside(ddp_model, batch):
+    for step in range(3):
+        ddp_model.zero_grad()
+        loss = ddp_model(batch).sum()
+        if step == 0:
+            with ddp_model.no_sync():
+                loss.backward()
+        else:
+            loss.backward()
+
+
+assert_check("30.1", three_steps, three_steps_forward_outside, "forward_outside")
 # sphinx_gallery_end_ignore
 
 # %%
@@ -537,7 +582,8 @@ assert [s["find_unused_parameters"] for s in solutions] == [[[4, 80, 128]] * 3] 
 assert 128 * 4 >= 314  # 0.weight alone fills a bucket
 assert 16 * 4 < 314 <= (16 + 64) * 4  # 0.bias alone does not, with 2.weight it does
 assert [s["tear_down"]["freed"] for s in solutions] == [True, True]
-from page_checks import assert_no_hooks_left  # docs/_ext: the build's check
+from page_checks import assert_exercises_checked, assert_no_hooks_left  # docs/_ext
 
+assert_exercises_checked()
 assert_no_hooks_left(globals())
 # sphinx_gallery_end_ignore

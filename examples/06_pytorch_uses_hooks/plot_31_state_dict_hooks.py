@@ -376,15 +376,25 @@ assert sum(len(hooks) for hooks in optimizer_hooks) == 0
 # Exercises
 # ---------
 #
+# Exercises that ask for code come with a check that runs offline, in the
+# downloaded notebook or script: write your answer, then run the
+# ``ht.exercises.check(...)`` call that ends the exercise. The check says what
+# is wrong, or what is right, in the language of the download, and leaves no
+# hook behind; each solution ends with the same call. Exercises marked *in
+# words* ask why: they have no check.
+#
 # 1. Give ``NewNet`` an extra buffer ``self.register_buffer("scale",
 #    torch.ones(1))``. Loading an old checkpoint now reports a missing key.
-#    Write a ``register_load_state_dict_post_hook`` that accepts this one
-#    missing key. What does ``load_state_dict`` return?
-# 2. Register ``rename_old_keys`` on ``new_model.encoder`` instead of
-#    ``new_model``. What ``prefix`` does it receive, and does the old
-#    checkpoint load?
-# 3. Create a new ``SGD`` optimizer with ``lr=0.5`` and no hooks, and load
-#    ``optimizer_state`` into it. Which learning rate does it use afterwards?
+#    Write ``accept_missing_scale(module, incompatible_keys)``, a
+#    ``register_load_state_dict_post_hook`` hook that accepts this one missing
+#    key. What does ``load_state_dict`` return? Check:
+#    ``ht.exercises.check("31.1", accept_missing_scale)``.
+# 2. *In words:* register ``rename_old_keys`` on ``new_model.encoder`` instead
+#    of ``new_model``. What ``prefix`` does it receive, does the old checkpoint
+#    load, and why?
+# 3. *In words:* create a new ``SGD`` optimizer with ``lr=0.5`` and no hooks,
+#    and load ``optimizer_state`` into it. Which learning rate does it use
+#    afterwards, and why?
 
 # %%
 # .. rst-class:: solution
@@ -436,6 +446,20 @@ with (
 assert copied == [True]
 # sphinx_gallery_end_ignore
 
+ht.exercises.check("31.1", accept_missing_scale)
+
+# sphinx_gallery_start_ignore
+from page_checks import assert_check  # docs/_ext: the build's checks
+
+
+# a hook that empties the list accepts every missing key, a real mistake included
+def accept_every_missing_key(module, incompatible_keys):
+    incompatible_keys.missing_keys.clear()
+
+
+assert_check("31.1", accept_missing_scale, accept_every_missing_key, "accepted_all")
+# sphinx_gallery_end_ignore
+
 # %%
 # .. rst-class:: solution
 #
@@ -484,7 +508,8 @@ print("learning rate after loading: ", fresh.param_groups[0]["lr"])
 
 # sphinx_gallery_start_ignore
 assert fresh.param_groups[0]["lr"] == 0.1  # "The saved one, 0.1, not the 0.5"
-from page_checks import assert_no_hooks_left  # docs/_ext: the build's check
+from page_checks import assert_exercises_checked, assert_no_hooks_left  # docs/_ext
 
+assert_exercises_checked()
 assert_no_hooks_left(globals())
 # sphinx_gallery_end_ignore

@@ -47,6 +47,8 @@ import torch
 from torch import nn
 from torch.autograd.graph import register_multi_grad_hook
 
+import hooks_tutorial as ht  # ht.exercises.check, for the exercises at the end
+
 print("torch", torch.__version__)
 x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
 y = x * 3
@@ -349,14 +351,24 @@ assert longer_reports == ["SqrtBackward0", "MulBackward0"], longer_reports
 # Exercises
 # ---------
 #
-# 1. Compute a new ``y = x * 3`` and ``loss``, register a prehook that
-#    returns ``tuple(2 * g for g in grad_outputs)`` on the node of ``y``, and
-#    run the backward pass. How does ``x.grad`` change?
-# 2. Register a ``mode="all"`` multi-grad hook on the weight and bias of
-#    ``layer``, then compute a loss that uses only ``layer.weight``. Does the
-#    hook fire, and what does it receive for the bias?
-# 3. Run the NaN example under ``torch.autograd.detect_anomaly(check_nan=False)``.
-#    Is an error raised?
+# Exercises that ask for code come with a check that runs offline, in the
+# downloaded notebook or script: write your answer, then run the
+# ``ht.exercises.check(...)`` call that ends the exercise. The check says what
+# is wrong, or what is right, in the language of the download, and leaves no
+# hook behind; each solution ends with the same call. Exercises marked *in
+# words* ask why: they have no check.
+#
+# 1. Compute a new ``y = x * 3`` and ``loss``, register a prehook
+#    ``double_grads(grad_outputs)`` that returns
+#    ``tuple(2 * g for g in grad_outputs)`` on the node of ``y``, and run the
+#    backward pass. How does ``x.grad`` change? Check:
+#    ``ht.exercises.check("32.1", double_grads)``.
+# 2. *In words:* register a ``mode="all"`` multi-grad hook on the weight and
+#    bias of ``layer``, then compute a loss that uses only ``layer.weight``.
+#    Does the hook fire, what does it receive for the bias, and why?
+# 3. *In words:* run the NaN example under
+#    ``torch.autograd.detect_anomaly(check_nan=False)``. Is an error raised,
+#    and why?
 
 # %%
 # .. rst-class:: solution
@@ -365,10 +377,15 @@ assert longer_reports == ["SqrtBackward0", "MulBackward0"], longer_reports
 # prehook replaces the gradient that flows into the node of ``y = x * 3``, and
 # every gradient computed from it, here the gradient of ``x``, doubles with it.
 
+
+def double_grads(grad_outputs):
+    return tuple(2 * g for g in grad_outputs)
+
+
 x.grad = None
 y = x * 3
 loss = y.sin().sum()
-doubling = y.grad_fn.register_prehook(lambda grad_outputs: tuple(2 * g for g in grad_outputs))
+doubling = y.grad_fn.register_prehook(double_grads)
 loss.backward()
 doubling.remove()
 ratio = x.grad / (3 * torch.cos(y.detach()))
@@ -377,6 +394,17 @@ print("x.grad / (3 * cos(y)):", ratio.tolist())
 # sphinx_gallery_start_ignore
 # "It doubles": doubling is exact in floating point, so the ratio is exactly 2
 assert ratio.tolist() == [2.0, 2.0, 2.0], ratio
+# sphinx_gallery_end_ignore
+
+ht.exercises.check("32.1", double_grads)
+
+# sphinx_gallery_start_ignore
+from page_checks import assert_check  # docs/_ext: the build's checks
+
+# a list is not a tuple: PyTorch raises a TypeError, the check says why
+assert_check(
+    "32.1", double_grads, lambda grad_outputs: [2 * g for g in grad_outputs], "not_a_tuple"
+)
 # sphinx_gallery_end_ignore
 
 # %%
@@ -420,7 +448,8 @@ print("no error; a.grad:", a.grad.tolist())
 # again: [nan, 0.25]" (d sqrt(a) / da at 4 is 1 / 4, exact)
 assert torch.isnan(a.grad[0])
 assert a.grad[1].item() == 0.25
-from page_checks import assert_no_hooks_left  # docs/_ext: the build's check
+from page_checks import assert_exercises_checked, assert_no_hooks_left  # docs/_ext
 
+assert_exercises_checked()
 assert_no_hooks_left(globals())
 # sphinx_gallery_end_ignore

@@ -40,9 +40,17 @@ from typing import Literal
 
 import torch
 
-from . import _pages_01_04, _pages_05_09, _pages_15_22  # noqa: F401 - importing them registers their checks
+from . import (  # importing them registers their checks
+    _pages_01_04,  # noqa: F401
+    _pages_05_09,  # noqa: F401
+    _pages_10_14,  # noqa: F401
+    _pages_15_22,  # noqa: F401
+    _pages_23_27,  # noqa: F401
+    _pages_28_32,  # noqa: F401
+    _pages_33_40,  # noqa: F401
+)
 from ._guard import HookGuard, Leftover, OutOfSteps, StepBudget, is_learner_code
-from ._language import LANGUAGES, Text, detect_language, set_language, wrap
+from ._language import CHOSEN, LANGUAGES, Text, detect_language, wrap
 from ._registry import CHECKS, MESSAGES, PROSE, Problem, exercise_id
 
 __all__ = ["CheckResult", "check", "exercise_kinds", "language", "run_check", "set_language"]
@@ -163,6 +171,25 @@ def _caller() -> types.FrameType:
     ):
         frame = frame.f_back
     return frame
+
+
+def set_language(language: str | None) -> None:
+    """Make every check speak ``language`` ("en" or "zh_CN"); ``None`` detects it again.
+
+    Parameters
+    ----------
+    language : {"en", "zh_CN"} or None
+        The language of the checks' messages.
+
+    Raises
+    ------
+    ValueError
+        If ``language`` is not one of the two.
+    """
+    if language is not None and language not in LANGUAGES:
+        msg = f"language must be 'en' or 'zh_CN' (or None to detect it), got {language!r}"
+        raise ValueError(msg)
+    CHOSEN["language"] = language
 
 
 def language() -> str:

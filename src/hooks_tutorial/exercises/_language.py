@@ -28,7 +28,7 @@ import unicodedata
 from pathlib import Path
 from typing import Any, NamedTuple
 
-__all__ = ["LANGUAGES", "Text", "detect_language", "set_language", "wrap"]
+__all__ = ["CHOSEN", "LANGUAGES", "Text", "detect_language", "wrap"]
 
 LANGUAGES = ("en", "zh_CN")
 ENVIRONMENT_VARIABLE = "HOOKS_TUTORIAL_LANGUAGE"
@@ -48,7 +48,7 @@ class Text(NamedTuple):
         return template.format(**values)
 
 
-_chosen: dict[str, str | None] = {"language": None}  # what set_language chose
+CHOSEN: dict[str, str | None] = {"language": None}  # what set_language (in __init__) chose
 
 
 def _known(language: str | None) -> str | None:
@@ -61,25 +61,6 @@ def _known(language: str | None) -> str | None:
     if lowered.startswith("en"):
         return "en"
     return None
-
-
-def set_language(language: str | None) -> None:
-    """Make every check speak ``language`` ("en" or "zh_CN"); ``None`` detects it again.
-
-    Parameters
-    ----------
-    language : {"en", "zh_CN"} or None
-        The language of the checks' messages.
-
-    Raises
-    ------
-    ValueError
-        If ``language`` is not one of the two.
-    """
-    if language is not None and language not in LANGUAGES:
-        msg = f"language must be 'en' or 'zh_CN' (or None to detect it), got {language!r}"
-        raise ValueError(msg)
-    _chosen["language"] = language
 
 
 def _from_script(filename: str) -> str | None:
@@ -135,8 +116,8 @@ def detect_language(filename: str, namespace: dict[str, Any]) -> tuple[str, str]
         ``"environment"``, ``"script"``, ``"notebook"``, ``"locale"`` or
         ``"default"``.
     """
-    if _chosen["language"] is not None:
-        return _chosen["language"], "set_language"
+    if CHOSEN["language"] is not None:
+        return CHOSEN["language"], "set_language"
     chosen = _known(os.environ.get(ENVIRONMENT_VARIABLE))
     if chosen:
         return chosen, "environment"
