@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 
 import torch
 import torch.nn.functional as F
+from torch import nn
 from torchvision.transforms.functional import gaussian_blur
 
 import hooks_tutorial as ht
@@ -14,6 +16,7 @@ from hooks_tutorial.metrics import (
     energy_pointing_game,
     insertion_auc,
     pointing_game,
+    spearman,
 )
 
 # -- page 16 ---------------------------------------------------------------------------
@@ -423,6 +426,103 @@ def paint_over_cue_grey(images, cue_masks):
     return torch.where(cue_masks[:, None], torch.full_like(images, 0.123), images)
 
 
+# -- page 21 ---------------------------------------------------------------------------
+
+
+def guided_relu_hook(module, grad_input, grad_output):  # page 21's rule
+    return (grad_input[0].clamp(min=0),)
+
+
+def deconv_hook(module, grad_input, grad_output):
+    return (grad_output[0].clamp(min=0),)
+
+
+def deconv_hook_unclamped(module, grad_input, grad_output):
+    return grad_output
+
+
+def top_vs_second(model, explain, images):
+    with torch.no_grad():
+        top_two = model(images).topk(2, dim=1).indices
+    return spearman(explain(images, top_two[:, 0]), explain(images, top_two[:, 1]))
+
+
+def top_vs_top(model, explain, images):
+    with torch.no_grad():
+        top = model(images).argmax(dim=1)
+    return spearman(explain(images, top), explain(images, top))
+
+
+def top_vs_second_over_batch(model, explain, images):
+    with torch.no_grad():
+        top_two = model(images).topk(2, dim=0).indices
+    return spearman(explain(images, top_two[0]), explain(images, top_two[1]))
+
+
+def top_vs_second_mean(model, explain, images):
+    return top_vs_second(model, explain, images).mean().item()
+
+
+@contextlib.contextmanager
+def guided_relus(model):
+    handles = [
+        m.register_full_backward_hook(guided_relu_hook)
+        for m in model.modules()
+        if isinstance(m, nn.ReLU)
+    ]
+    try:
+        yield
+    finally:
+        for handle in handles:
+            handle.remove()
+
+
+@contextlib.contextmanager
+def guided_relus_no_finally(model):
+    handles = [
+        m.register_full_backward_hook(guided_relu_hook)
+        for m in model.modules()
+        if isinstance(m, nn.ReLU)
+    ]
+    yield
+    for handle in handles:
+        handle.remove()
+
+
+@contextlib.contextmanager
+def guided_relus_swallowing(model):
+    handles = [
+        m.register_full_backward_hook(guided_relu_hook)
+        for m in model.modules()
+        if isinstance(m, nn.ReLU)
+    ]
+    try:
+        yield
+    except Exception:  # noqa: BLE001, S110 - the mistake this answer shows
+        pass
+    finally:
+        for handle in handles:
+            handle.remove()
+
+
+@contextlib.contextmanager
+def guided_everywhere(model):
+    handles = [m.register_full_backward_hook(guided_relu_hook) for m in model.modules()]
+    try:
+        yield
+    finally:
+        for handle in handles:
+            handle.remove()
+
+
+def guided_handles(model):
+    return [
+        m.register_full_backward_hook(guided_relu_hook)
+        for m in model.modules()
+        if isinstance(m, nn.ReLU)
+    ]
+
+
 RIGHT = {
     "15.1": PrintEvery5,
     "15.2": early_stopped_fit,
@@ -446,6 +546,9 @@ RIGHT = {
     "20.1": cue_and_object_shares,
     "20.2": pointing_shares,
     "20.3": paint_over_cue,
+    "21.1": deconv_hook,
+    "21.2": top_vs_second,
+    "21.3": guided_relus,
 }
 
 WRONG = [
@@ -506,6 +609,17 @@ WRONG = [
     ("20.3", paint_over_cue_in_place, "in_place"),
     ("20.3", paint_over_cue_grey, "not_background"),
     ("20.3", lambda images, cue_masks: images.clone(), "cue_left"),
+    ("21.1", guided_relu_hook, "guided"),
+    ("21.1", lambda module, grad_input, grad_output: None, "unchanged"),
+    ("21.1", deconv_hook_unclamped, "not_clamped"),
+    ("21.1", lambda module, grad_input, grad_output: grad_output[0].clamp(min=0), "not_a_tuple"),
+    ("21.2", top_vs_top, "same_class"),
+    ("21.2", top_vs_second_over_batch, "wrong_classes"),
+    ("21.2", top_vs_second_mean, "not_per_image"),
+    ("21.3", guided_relus_no_finally, "left_after_error"),
+    ("21.3", guided_relus_swallowing, "swallowed"),
+    ("21.3", guided_everywhere, "not_guided"),
+    ("21.3", guided_handles, "not_a_context_manager"),
     (
         "18.3",
         lambda model, layer, x, target: ht.GradCAM(model, layer)(x, target, raw=True),

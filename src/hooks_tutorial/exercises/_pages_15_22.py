@@ -1619,3 +1619,276 @@ def _paint_over_cue(answer: object) -> Values:
                 shown = [round(c, 3) for c in colour.tolist()]
                 raise Problem("not_background", image=i, colour=shown)
     return {}
+
+
+# -- page 21: guided backpropagation ----------------------------------------------------
+
+
+def _relu_rule_gradient(model: nn.Module, x: Tensor, target: Tensor, hook: Any) -> Tensor:
+    """The input gradient of the targets' scores with ``hook`` as a full backward hook on each ReLU."""
+    relus = [m for m in model.modules() if isinstance(m, nn.ReLU)]
+    handles = [relu.register_full_backward_hook(hook) for relu in relus]
+    try:
+        return _input_gradient(model, x, target)
+    finally:
+        for handle in handles:
+            handle.remove()
+
+
+def _guided_rule(module: nn.Module, grad_input: Any, grad_output: Any) -> tuple[Tensor]:
+    return (grad_input[0].clamp(min=0),)
+
+
+def _deconv_rule(module: nn.Module, grad_input: Any, grad_output: Any) -> tuple[Tensor]:
+    return (grad_output[0].clamp(min=0),)
+
+
+def _same_gradient(a: Tensor, b: Tensor) -> bool:
+    # the same backward pass up to float rounding (about 1e-7 of the largest value); the
+    # rules this check tells apart differ by far more than 1e-4 of it
+    return bool(torch.allclose(a, b, rtol=0.0, atol=1e-4 * float(b.abs().max()) + 1e-12))
+
+
+@exercise(
+    "21.1",
+    passed=Text(
+        "With your hook on every ReLU of the check's model, the input gradient is the "
+        "deconvnet one: each ReLU passes max(g, 0) from above, whatever its input was "
+        "(no forward mask [a > 0], unlike guided backpropagation).",
+        "把你的钩子注册到检查所用模型的每个 ReLU 上后，输入梯度就是 deconvnet 的梯度。"
+        "每个 ReLU 都让上面传来的 max(g, 0) 通过，不管它的输入是什么（没有前向掩码 [a > 0]，"
+        "这一点与引导反向传播不同）。",
+    ),
+    not_a_tuple=Text(
+        "PyTorch refused what your hook returned: `{error}`. A full backward hook returns "
+        "None or a tuple with one gradient per input of the module; a ReLU has one input, "
+        "so return `(grad_output[0].clamp(min=0),)`.",
+        "PyTorch 拒绝了你的钩子返回的值：`{error}`。完整反向钩子返回 None，或者一个元组，"
+        "模块的每个输入对应其中一个梯度；ReLU 只有一个输入，所以请返回 "
+        "`(grad_output[0].clamp(min=0),)`。",
+    ),
+    guided=Text(
+        "Your hook gives the guided gradients: it clamps `grad_input`, which already "
+        "carries the ReLU's forward mask [a > 0]. The deconvnet rule ignores the input: "
+        "clamp `grad_output[0]` and return it as the new `grad_input`.",
+        "你的钩子得到的是引导梯度：它截断的是 `grad_input`，而这个梯度已经带有 ReLU 的"
+        "前向掩码 [a > 0]。deconvnet 规则不看输入，请截断 `grad_output[0]`，并把它作为新的 "
+        "`grad_input` 返回。",
+    ),
+    unchanged=Text(
+        "With your hook the input gradient is the plain one: the hook changed nothing. A "
+        "full backward hook changes the gradient only through what it returns; return "
+        "`(grad_output[0].clamp(min=0),)`.",
+        "用了你的钩子后，输入梯度仍是普通梯度，钩子什么也没改变。完整反向钩子只能通过它的返回值"
+        "改变梯度，请返回 `(grad_output[0].clamp(min=0),)`。",
+    ),
+    not_clamped=Text(
+        "Your hook passes `grad_output` through unchanged, negative gradients included. "
+        "The deconvnet rule keeps only the positive ones: `grad_output[0].clamp(min=0)`.",
+        "你的钩子原样传递 `grad_output`，负的梯度也一起传了过去。deconvnet 规则只保留正的梯度："
+        "`grad_output[0].clamp(min=0)`。",
+    ),
+    wrong_gradient=Text(
+        "With your hook on every ReLU the input gradient is neither the deconvnet one nor "
+        "one of the usual mistakes. Return `(grad_output[0].clamp(min=0),)` and nothing else.",
+        "把你的钩子注册到每个 ReLU 上后，输入梯度既不是 deconvnet 的梯度，也不是常见错误之一。"
+        "请返回 `(grad_output[0].clamp(min=0),)`，不要做别的事。",
+    ),
+)
+def _deconv_hook(answer: object) -> Values:
+    deconv_hook = require_callable(answer)
+    model = _tiny_cnn()
+    x = torch.rand(3, 3, 32, 32)
+    with torch.no_grad():
+        target = model(x).argmax(dim=1)
+    try:
+        mine = _relu_rule_gradient(model, x, target, deconv_hook)
+    except RuntimeError as error:
+        if "Backward hook returned" not in str(error):
+            raise
+        raise Problem("not_a_tuple", error=str(error).splitlines()[0]) from None
+    if _same_gradient(mine, _relu_rule_gradient(model, x, target, _deconv_rule)):
+        return {}
+    if _same_gradient(mine, _relu_rule_gradient(model, x, target, _guided_rule)):
+        raise Problem("guided")
+    if _same_gradient(mine, _input_gradient(model, x, target)):
+        raise Problem("unchanged")
+    if _same_gradient(mine, _relu_rule_gradient(model, x, target, lambda m, gi, go: go)):
+        raise Problem("not_clamped")
+    raise Problem("wrong_gradient")
+
+
+@exercise(
+    "21.2",
+    passed=Text(
+        "On the check's images, your function asked for the maps of each image's top class "
+        "and of its second class ({second}), and returned their rank correlations, one per "
+        "image: {correlations}.",
+        "在检查所用的图像上，你的函数请求了每张图像最高类别的热力图和第二类别（{second}）的热力图，"
+        "并返回了它们的秩相关系数，每张图像一个：{correlations}。",
+    ),
+    not_per_image=Text(
+        "`top_vs_second(model, explain, images)` returned `{got}`; it should return one rank "
+        "correlation per image, a tensor `[{count}]`: `spearman(maps_top, maps_second)`.",
+        "`top_vs_second(model, explain, images)` 返回了 `{got}`；它应当为每张图像返回一个秩相关"
+        "系数，即一个 `[{count}]` 张量：`spearman(maps_top, maps_second)`。",
+    ),
+    calls=Text(
+        "Your function called `explain` {calls} time(s); it needs the maps of two classes "
+        "per image: call `explain(images, top)` and `explain(images, second)`.",
+        "你的函数调用了 {calls} 次 `explain`；每张图像需要两个类别的热力图，请分别调用 "
+        "`explain(images, top)` 和 `explain(images, second)`。",
+    ),
+    same_class=Text(
+        "Your function compared each image's top class with itself, so every correlation "
+        "is 1. The second most likely class is the second largest score: "
+        "`model(images).topk(2, dim=1).indices[:, 1]`.",
+        "你的函数把每张图像的最高类别和它自己比较，所以每个相关系数都是 1。第二可能的类别是"
+        "第二大的得分：`model(images).topk(2, dim=1).indices[:, 1]`。",
+    ),
+    wrong_classes=Text(
+        "Your function asked for the maps of classes {got}; the check's images have top "
+        "classes {top} and second classes {second}. Take both from "
+        "`model(images).topk(2, dim=1).indices`, one pair per image (`dim=1`: over the "
+        "classes, not over the batch).",
+        "你的函数请求的是类别 {got} 的热力图；检查所用图像的最高类别是 {top}，第二类别是 "
+        "{second}。请从 `model(images).topk(2, dim=1).indices` 中取出这两个类别，每张图像一对"
+        "（`dim=1`：在类别上取，而不是在批次上取）。",
+    ),
+    not_spearman=Text(
+        "Your function asked for the right maps, but returned {got} instead of their "
+        "rank correlations {expected}: pass the two maps to "
+        "`hooks_tutorial.metrics.spearman`.",
+        "你的函数请求的热力图是对的，但返回的是 {got}，而不是它们的秩相关系数 {expected}。"
+        "请把两组热力图传给 `hooks_tutorial.metrics.spearman`。",
+    ),
+)
+def _top_vs_second(answer: object) -> Values:
+    from ..metrics import spearman  # noqa: PLC0415 - the metrics import slowly
+
+    top_vs_second = require_callable(answer)
+    generator = torch.Generator().manual_seed(0)
+    model = watch(nn.Sequential(nn.Flatten(), nn.Linear(3 * 8 * 8, 5)).eval())
+    with torch.no_grad():
+        model[1].weight.copy_(torch.randn(5, 3 * 8 * 8, generator=generator) / 8)
+        model[1].bias.zero_()
+    images = torch.randn(4, 3, 8, 8, generator=generator)
+    patterns = torch.randn(5, 8, 8, generator=generator)  # each class's own map
+    with torch.no_grad():
+        top, second = model(images).topk(2, dim=1).indices.T
+    asked: list[list[int]] = []
+
+    def explain(x: Tensor, target: Any = None) -> Tensor:
+        if target is None:
+            target = model(x).argmax(dim=1)
+        classes = torch.as_tensor(target).reshape(-1)
+        if len(classes) == 1:
+            classes = classes.expand(len(x))
+        asked.append(classes.tolist())
+        if classes.shape != (len(x),):
+            raise Problem("wrong_classes", got=asked[-1], top=top.tolist(), second=second.tolist())
+        return x.detach().sum(dim=1) + 2 * patterns[classes]
+
+    expected = spearman(explain(images, top), explain(images, second))
+    asked.clear()
+    returned = top_vs_second(model, explain, images.clone())
+    count = len(images)
+    if not isinstance(returned, Tensor) or returned.shape != (count,):
+        got = f"Tensor{list(returned.shape)}" if isinstance(returned, Tensor) else repr(returned)
+        raise Problem("not_per_image", got=got[:60], count=count)
+    if len(asked) != 2:
+        raise Problem("calls", calls=len(asked))
+    pair = sorted(asked)
+    if pair == sorted([top.tolist(), second.tolist()]):
+        # a rank correlation in [-1, 1]: float rounding moves it by about 1e-7
+        if torch.allclose(returned.detach().float(), expected, atol=1e-4):
+            shown = ", ".join(f"{v:.2f}" for v in expected.tolist())
+            return {"second": second.tolist(), "correlations": shown}
+        got = ", ".join(f"{v:.2f}" for v in returned.detach().float().tolist())
+        wanted = ", ".join(f"{v:.2f}" for v in expected.tolist())
+        raise Problem("not_spearman", got=got, expected=wanted)
+    if asked[0] == asked[1]:
+        raise Problem("same_class")
+    raise Problem("wrong_classes", got=asked, top=top.tolist(), second=second.tolist())
+
+
+class _CheckError(Exception):
+    """The error the check raises inside the learner's ``with`` block."""
+
+
+@exercise(
+    "21.3",
+    passed=Text(
+        "Inside the block the check's model carried {inside} hooks, one per ReLU, and its "
+        "input gradient was the guided one; after the block, and after an error raised "
+        "inside it (which reached the caller), no hook was left.",
+        "在 with 块内，检查所用的模型上有 {inside} 个钩子，每个 ReLU 一个，输入梯度就是引导梯度；"
+        "块结束之后，以及块内抛出错误之后（错误传到了调用方），都没有留下钩子。",
+    ),
+    not_a_context_manager=Text(
+        "`guided_relus(model)` returned a `{got}`, which a `with` statement cannot use. "
+        "Decorate a generator function with `@contextlib.contextmanager`: register the "
+        "hooks, `yield` inside `try`, remove them in `finally`.",
+        "`guided_relus(model)` 返回了一个 `{got}`，`with` 语句无法使用它。请用 "
+        "`@contextlib.contextmanager` 装饰一个生成器函数：注册钩子，在 `try` 中 `yield`，"
+        "在 `finally` 中移除钩子。",
+    ),
+    not_guided=Text(
+        "Inside the block the input gradient is not the guided one ({inside} hooks on the "
+        "model, {relus} ReLUs). Register `guided_relu_hook` with "
+        "`register_full_backward_hook` on every `nn.ReLU` of the model, and nothing else.",
+        "在 with 块内，输入梯度不是引导梯度（模型上有 {inside} 个钩子，共有 {relus} 个 ReLU）。"
+        "请用 `register_full_backward_hook` 把 `guided_relu_hook` 注册到模型的每个 `nn.ReLU` "
+        "上，不要注册到别处。",
+    ),
+    left_after_exit=Text(
+        "After the `with` block ended normally, {left} hooks were still on the model: "
+        "remove every handle when the block exits.",
+        "`with` 块正常结束后，模型上仍有 {left} 个钩子。请在块退出时移除每个句柄。",
+    ),
+    left_after_error=Text(
+        "After an error inside the `with` block, {left} hooks were still on the model: "
+        "the error is raised at the `yield`, so the code after it never ran. Put the "
+        "`yield` inside `try` and remove the hooks in `finally`.",
+        "`with` 块内出错之后，模型上仍有 {left} 个钩子：错误是在 `yield` 处抛出的，所以它后面的"
+        "代码根本没有运行。请把 `yield` 放进 `try`，并在 `finally` 中移除钩子。",
+    ),
+    swallowed=Text(
+        "The error raised inside the `with` block never reached the caller: your context "
+        "manager swallowed it. Remove the hooks in `finally` without `except`, so that "
+        "the error goes on after the cleanup.",
+        "在 `with` 块内抛出的错误没有传到调用方，被你的上下文管理器吞掉了。请在 `finally` 中移除"
+        "钩子，不要用 `except`，这样错误在清理之后会继续向外传递。",
+    ),
+)
+def _guided_relus(answer: object) -> Values:
+    from ..hooks import count_hooks  # noqa: PLC0415
+
+    guided_relus = require_callable(answer)
+    model = _tiny_cnn()
+    relus = sum(isinstance(m, nn.ReLU) for m in model.modules())
+    x = torch.rand(3, 3, 32, 32)
+    with torch.no_grad():
+        target = model(x).argmax(dim=1)
+    expected = _relu_rule_gradient(model, x, target, _guided_rule)
+    manager = guided_relus(model)
+    if not (hasattr(manager, "__enter__") and hasattr(manager, "__exit__")):
+        raise Problem("not_a_context_manager", got=returned_type(manager))
+    with manager:
+        inside = count_hooks(model).total
+        mine = _input_gradient(model, x, target)
+    if not _same_gradient(mine, expected):
+        raise Problem("not_guided", inside=inside, relus=relus)
+    if count_hooks(model).total:
+        raise Problem("left_after_exit", left=count_hooks(model).total)
+    reached = False
+    try:
+        with guided_relus(model):
+            raise _CheckError
+    except _CheckError:
+        reached = True
+    if count_hooks(model).total:
+        raise Problem("left_after_error", left=count_hooks(model).total)
+    if not reached:
+        raise Problem("swallowed")
+    return {"inside": inside}
