@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
+import warnings
 
 import torch
 import torch.nn.functional as F
@@ -523,6 +525,105 @@ def guided_handles(model):
     ]
 
 
+# -- page 22 ---------------------------------------------------------------------------
+
+
+def naive_gradcam(model, layer, x, class_index):  # page 22's
+    stored = {}
+
+    def save_activation(module, args, output):
+        stored["activation"] = output.detach()
+
+    def save_gradient(module, grad_input, grad_output):
+        stored["gradient"] = grad_output[0]
+
+    handles = [
+        layer.register_forward_hook(save_activation),
+        layer.register_full_backward_hook(save_gradient),
+    ]
+    try:
+        model(x)[:, class_index].sum().backward()
+    finally:
+        for handle in handles:
+            handle.remove()
+    weights = stored["gradient"].mean(dim=(2, 3), keepdim=True)
+    return torch.relu((weights * stored["activation"]).sum(dim=1))
+
+
+def failing_modules(model, x):
+    failing = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # conv1's input needs no gradient: torch warns
+        for name, module in model.named_modules():
+            if name == "" or isinstance(module, (nn.Sequential, nn.Linear)):
+                continue
+            try:
+                naive_gradcam(model, module, x, class_index=0)
+            except RuntimeError:
+                failing.append(name)
+    return failing
+
+
+def failing_batchnorms(model, x):  # guessed: the BatchNorms before an in-place operation
+    return [
+        name
+        for name, module in model.named_modules()
+        if isinstance(module, nn.BatchNorm2d) and "downsample" not in name
+    ]
+
+
+def careful_gradcam(model, layer, x, class_index):
+    kept = {}
+
+    def keep_output(module, args, output):
+        kept["activation"] = output
+        return output.clone()
+
+    handle = layer.register_forward_hook(keep_output)
+    try:
+        score = model(x)[:, class_index].sum()
+    finally:
+        handle.remove()
+    (gradient,) = torch.autograd.grad(score, kept["activation"])
+    weights = gradient.mean(dim=(2, 3), keepdim=True)
+    return torch.relu((weights * kept["activation"].detach()).sum(dim=1))
+
+
+def detached_gradcam(model, layer, x, class_index):  # page 22's tensor hook, no clone
+    stored = {}
+
+    def save_both(module, args, output):
+        stored["activation"] = output.detach()
+        output.register_hook(lambda grad: stored.update(gradient=grad))
+
+    handle = layer.register_forward_hook(save_both)
+    try:
+        model(x)[:, class_index].sum().backward()
+    finally:
+        handle.remove()
+    weights = stored["gradient"].mean(dim=(2, 3), keepdim=True)
+    return torch.relu((weights * stored["activation"]).sum(dim=1))
+
+
+def wide_cam(vit, images):
+    grid_8x12 = functools.partial(ht.token_reshape_transform, grid=(8, 12))
+    return ht.GradCAM(vit, "blocks.0", reshape_transform=grid_8x12)(images, raw=True)
+
+
+def wide_cam_no_grid(vit, images):
+    return ht.GradCAM(vit, "blocks.0", reshape_transform=ht.token_reshape_transform)(images)
+
+
+def wide_cam_swapped(vit, images):
+    grid_12x8 = functools.partial(ht.token_reshape_transform, grid=(12, 8))
+    return ht.GradCAM(vit, "blocks.0", reshape_transform=grid_12x8)(images, raw=True)
+
+
+def wide_cam_upsampled(vit, images):
+    grid_8x12 = functools.partial(ht.token_reshape_transform, grid=(8, 12))
+    return ht.GradCAM(vit, "blocks.0", reshape_transform=grid_8x12)(images)
+
+
 RIGHT = {
     "15.1": PrintEvery5,
     "15.2": early_stopped_fit,
@@ -549,6 +650,9 @@ RIGHT = {
     "21.1": deconv_hook,
     "21.2": top_vs_second,
     "21.3": guided_relus,
+    "22.1": failing_modules,
+    "22.2": careful_gradcam,
+    "22.3": wide_cam,
 }
 
 WRONG = [
@@ -620,6 +724,17 @@ WRONG = [
     ("21.3", guided_relus_swallowing, "swallowed"),
     ("21.3", guided_everywhere, "not_guided"),
     ("21.3", guided_handles, "not_a_context_manager"),
+    ("22.1", failing_batchnorms, "missed_relus"),
+    ("22.1", lambda model, x: failing_modules(model, x)[:2], "missing"),
+    ("22.1", lambda model, x: [*failing_modules(model, x), "layer1.0.conv1"], "extra"),
+    ("22.1", lambda model, x: len(failing_modules(model, x)), "not_names"),
+    ("22.2", naive_gradcam, "backward_hook"),
+    ("22.2", detached_gradcam, "changed_in_place"),
+    ("22.2", lambda model, layer, x, c: ht.GradCAM(model, layer)(x, c), "not_raw"),
+    ("22.2", lambda model, layer, x, c: careful_gradcam(model, layer, x, c - 1), "wrong_map"),
+    ("22.3", wide_cam_no_grid, "no_grid"),
+    ("22.3", wide_cam_swapped, "swapped"),
+    ("22.3", wide_cam_upsampled, "not_raw"),
     (
         "18.3",
         lambda model, layer, x, target: ht.GradCAM(model, layer)(x, target, raw=True),

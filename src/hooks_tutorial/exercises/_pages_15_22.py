@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import functools
+import warnings
 from typing import Any
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from ..cam import GradCAM
+from ..cam import GradCAM, token_reshape_transform
 from ..models import SimpleCNN
 from ._guard import watch
 from ._helpers import close_to_a_printed_number, printed_by, require_callable, returned_type
@@ -1892,3 +1894,318 @@ def _guided_relus(answer: object) -> Values:
     if not reached:
         raise Problem("swallowed")
     return {"inside": inside}
+
+
+# -- page 22: beyond plain CNNs ---------------------------------------------------------
+
+
+class _TinyResNet(nn.Module):
+    """torchvision's ResNet in miniature: a stem and two stages of one ``BasicBlock`` each.
+
+    The same kinds of module as ``resnet18`` (``bn1`` before an in-place ReLU, ``bn2``
+    before ``out += identity``, a downsampling branch), with 4 and 8 channels.
+    """
+
+    def __init__(self) -> None:
+        from torchvision.models.resnet import BasicBlock  # noqa: PLC0415 - slow import
+
+        super().__init__()
+        torch.manual_seed(0)
+        self.conv1 = nn.Conv2d(3, 4, 3, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(4)
+        self.relu = nn.ReLU(inplace=True)
+        self.layer1 = nn.Sequential(BasicBlock(4, 4))
+        downsample = nn.Sequential(nn.Conv2d(4, 8, 1, stride=2, bias=False), nn.BatchNorm2d(8))
+        self.layer2 = nn.Sequential(BasicBlock(4, 8, stride=2, downsample=downsample))
+        self.avgpool = nn.AdaptiveAvgPool2d(1)
+        self.fc = nn.Linear(8, 5)
+
+    def forward(self, x: Tensor) -> Tensor:
+        x = self.layer2(self.layer1(self.relu(self.bn1(self.conv1(x)))))
+        scores: Tensor = self.fc(torch.flatten(self.avgpool(x), 1))
+        return scores
+
+
+def _tiny_resnet() -> _TinyResNet:
+    model = watch(_TinyResNet().eval())
+    with torch.no_grad():  # BatchNorm statistics of its own, so that outputs have both signs
+        for module in model.modules():
+            if isinstance(module, nn.BatchNorm2d):
+                module.running_mean.uniform_(-0.2, 0.2)
+                module.running_var.uniform_(0.5, 1.5)
+    return model
+
+
+def _raises_with_backward_hook(model: nn.Module, layer: nn.Module, x: Tensor) -> bool:
+    """Whether a full backward hook on ``layer`` makes the forward pass raise."""
+    handle = layer.register_full_backward_hook(lambda module, grad_input, grad_output: None)
+    try:
+        model(x)
+    except RuntimeError:
+        return True
+    finally:
+        handle.remove()
+    return False
+
+
+@exercise(
+    "22.1",
+    passed=Text(
+        "On the check's small ResNet your function found the {count} modules on which "
+        "`naive_gradcam` raises: {names}. They are the BatchNorms before an in-place "
+        "ReLU or before `out += identity`, and the in-place ReLUs themselves: a full backward hook "
+        "wraps a module's inputs as well as its outputs, and an in-place ReLU overwrites "
+        "its own input.",
+        "在检查所用的小型 ResNet 上，你的函数找到了会让 `naive_gradcam` 报错的 {count} 个模块："
+        "{names}。它们是原地 ReLU 或 `out += identity` 之前的 BatchNorm，以及原地 ReLU 本身。"
+        "完整反向钩子既包装模块的输出，也包装它的输入，而原地 ReLU 会覆盖它自己的输入。",
+    ),
+    not_names=Text(
+        "`failing_modules(model, x)` returned `{got}`; it should return the names of the "
+        "modules (strings such as `'layer1.0.bn2'`, from `model.named_modules()`) on which "
+        "`naive_gradcam` raises.",
+        "`failing_modules(model, x)` 返回了 `{got}`；它应当返回会让 `naive_gradcam` 报错的"
+        "模块的名字（来自 `model.named_modules()` 的字符串，例如 `'layer1.0.bn2'`）。",
+    ),
+    missed_relus=Text(
+        "Your list lacks the ReLUs {missing}. Nothing after a ReLU changes its output, but "
+        "a full backward hook also wraps the module's input in a view, and "
+        "`ReLU(inplace=True)` overwrites its input: run `naive_gradcam` on every module "
+        "and catch the `RuntimeError`, rather than guessing.",
+        "你的列表缺少 ReLU：{missing}。ReLU 之后没有什么会改变它的输出，但完整反向钩子也会把"
+        "模块的输入包装成一个视图，而 `ReLU(inplace=True)` 会覆盖它的输入。请在每个模块上运行 "
+        "`naive_gradcam` 并捕获 `RuntimeError`，而不是靠猜。",
+    ),
+    missing=Text(
+        "Your list lacks {missing}, on which `naive_gradcam` raises too. Run it on every "
+        "module of `model.named_modules()` (except the model itself, the `nn.Sequential` "
+        "stages and `fc`) and keep the names where it raises `RuntimeError`.",
+        "你的列表缺少 {missing}，在这些模块上 `naive_gradcam` 同样会报错。请在 "
+        "`model.named_modules()` 的每个模块上运行它（模型本身、各个 `nn.Sequential` 阶段和 "
+        "`fc` 除外），保留抛出 `RuntimeError` 的那些名字。",
+    ),
+    extra=Text(
+        "Your list has {extra}, on which `naive_gradcam` works: nothing after them changes "
+        "their output, or their input, in place. Keep only the names where the call raises.",
+        "你的列表包含 {extra}，而 `naive_gradcam` 在这些模块上能正常工作：它们之后没有任何操作"
+        "会原地修改它们的输出或输入。请只保留调用报错的那些名字。",
+    ),
+)
+def _failing_modules(answer: object) -> Values:
+    failing_modules = require_callable(answer)
+    model = _tiny_resnet()
+    x = torch.rand(2, 3, 16, 16)
+    candidates = [
+        (name, module)
+        for name, module in model.named_modules()
+        if name and not isinstance(module, (nn.Sequential, nn.Linear))
+    ]
+    expected = {name for name, m in candidates if _raises_with_backward_hook(model, m, x)}
+    with warnings.catch_warnings():  # a hook on conv1: its input needs no gradient
+        warnings.filterwarnings("ignore", message="Full backward hook will not fire")
+        returned = failing_modules(model, x.clone())
+    if isinstance(returned, str) or not isinstance(returned, (list, tuple, set)):
+        raise Problem("not_names", got=repr(returned)[:60])
+    if not all(isinstance(name, str) for name in returned):
+        raise Problem("not_names", got=repr(list(returned))[:60])
+    found = set(returned)
+    relus = {name for name in expected if isinstance(model.get_submodule(name), nn.ReLU)}
+    if relus and not relus & found and expected - relus <= found:
+        raise Problem("missed_relus", missing=", ".join(sorted(relus)))
+    if expected - found:
+        raise Problem("missing", missing=", ".join(sorted(expected - found)))
+    if found - expected:
+        raise Problem("extra", extra=", ".join(sorted(found - expected)))
+    return {"count": len(expected), "names": ", ".join(sorted(expected))}
+
+
+@exercise(
+    "22.2",
+    passed=Text(
+        "On `{layer}` of the check's small ResNet (followed by `out += identity` and an "
+        "in-place ReLU) your map equals the library's raw Grad-CAM map: the model went on "
+        "with the clone, so the in-place operations never touched the kept output.",
+        "在检查所用的小型 ResNet 的 `{layer}` 上（其后是 `out += identity` 和一个原地 ReLU），"
+        "你的热力图与本库的原始 Grad-CAM 热力图相同。模型接着用的是克隆，所以原地操作从未碰到"
+        "保存下来的输出。",
+    ),
+    backward_hook=Text(
+        "Your function raised `{error}`: a full backward hook on `{layer}` wraps its output "
+        "in a view, and `out += identity` modifies that view in place. Use only a forward "
+        "hook that keeps `output` and returns `output.clone()`, then "
+        "`torch.autograd.grad(score, kept)`.",
+        "你的函数抛出了 `{error}`：`{layer}` 上的完整反向钩子把它的输出包装成一个视图，而 "
+        "`out += identity` 原地修改了这个视图。请只用一个前向钩子，保存 `output` 并返回 "
+        "`output.clone()`，然后调用 `torch.autograd.grad(score, kept)`。",
+    ),
+    not_raw=Text(
+        "`careful_gradcam(model, layer, x, class_index)` returned a `{got}`; it should "
+        "return the raw maps `{shape}`, one per image at the resolution of the layer's "
+        "output (after the ReLU, not upsampled), like `naive_gradcam`.",
+        "`careful_gradcam(model, layer, x, class_index)` 返回了一个 `{got}`；它应当像 "
+        "`naive_gradcam` 那样返回原始热力图 `{shape}`，每张图像一张，分辨率与该层输出相同"
+        "（经过 ReLU，未上采样）。",
+    ),
+    changed_in_place=Text(
+        "Your map is computed from activations that the in-place operations after `{layer}` "
+        "changed: what you kept shares memory with the output that `out += identity` and "
+        "the ReLU overwrote. Return `output.clone()` from the forward hook, so that the "
+        "rest of the model changes the clone.",
+        "你的热力图所用的激活值已被 `{layer}` 之后的原地操作改变了：你保存的张量与输出共享内存，"
+        "而 `out += identity` 和 ReLU 覆盖了这个输出。请让前向钩子返回 `output.clone()`，"
+        "这样模型的其余部分改变的是克隆。",
+    ),
+    wrong_map=Text(
+        "Your map differs from Grad-CAM's raw map on `{layer}` by up to {difference:.2e}. "
+        "Weight each channel of the kept output by its gradient averaged over the "
+        "positions, sum over the channels and apply the ReLU.",
+        "你的热力图与 `{layer}` 上 Grad-CAM 的原始热力图最多相差 {difference:.2e}。请用梯度在"
+        "各位置上的平均值为保存的输出的每个通道加权，在通道上求和，再应用 ReLU。",
+    ),
+)
+def _careful_gradcam(answer: object) -> Values:
+    careful_gradcam = require_callable(answer)
+    model = _tiny_resnet()
+    x = torch.rand(2, 3, 16, 16)
+    name = "layer2.0.bn2"
+    layer = model.get_submodule(name)
+    expected = GradCAM(model, name)(x, target=1, raw=True)
+    kept: dict[str, Tensor] = {}  # the output as stored without a copy: changed in place
+    handle = layer.register_forward_hook(lambda m, args, out: kept.update(out=out.detach()))
+    try:
+        with torch.no_grad():
+            model(x)
+    finally:
+        handle.remove()
+    try:
+        returned = careful_gradcam(model, layer, x.clone(), 1)
+    except RuntimeError as error:
+        if "view" not in str(error):
+            raise
+        raise Problem("backward_hook", error="RuntimeError", layer=name) from None
+    if not isinstance(returned, Tensor) or returned.shape != expected.shape:
+        got = (
+            f"Tensor{list(returned.shape)}"
+            if isinstance(returned, Tensor)
+            else returned_type(returned)
+        )
+        raise Problem("not_raw", got=got, shape=list(expected.shape))
+    mine = returned.detach()
+    # the same sums in another order: float rounding, about 1e-7 of the map's largest value
+    tolerance = 1e-4 * float(expected.abs().max()) + 1e-8
+    if torch.allclose(mine, expected, rtol=0.0, atol=tolerance):
+        return {"layer": name}
+    changed = _gradcam_of(model, name, x, kept["out"])
+    if torch.allclose(mine, changed, rtol=0.0, atol=tolerance):
+        raise Problem("changed_in_place", layer=name)
+    raise Problem("wrong_map", layer=name, difference=float((mine - expected).abs().max()))
+
+
+def _gradcam_of(model: nn.Module, name: str, x: Tensor, activation: Tensor) -> Tensor:
+    """Grad-CAM's raw map at ``name`` for class 1, with ``activation`` in place of the output."""
+    kept: dict[str, Tensor] = {}
+
+    def keep(module: nn.Module, args: Any, output: Tensor) -> Tensor:
+        kept["out"] = output
+        return output.clone()
+
+    handle = model.get_submodule(name).register_forward_hook(keep)
+    try:
+        score = model(x)[:, 1].sum()
+    finally:
+        handle.remove()
+    (grad,) = torch.autograd.grad(score, kept["out"])
+    weights = grad.mean(dim=(2, 3), keepdim=True)
+    return F.relu((weights * activation).sum(dim=1))
+
+
+class _WideViT(nn.Module):
+    """A vision transformer in miniature for 64 x 96 images: 8 x 8 patches, an 8 x 12 grid."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.patch_embed = nn.Conv2d(3, 8, kernel_size=8, stride=8)
+        self.prefix = nn.Parameter(torch.randn(1, 1, 8) * 0.02)  # the class token
+        self.position = nn.Parameter(torch.randn(1, 1 + 8 * 12, 8) * 0.02)
+        self.blocks = nn.ModuleList(
+            nn.TransformerEncoderLayer(
+                8, nhead=2, dim_feedforward=16, dropout=0.0, batch_first=True
+            )
+            for _ in range(2)
+        )
+        self.head = nn.Linear(8, 5)
+
+    def forward(self, x: Tensor) -> Tensor:
+        tokens = self.patch_embed(x).flatten(2).transpose(1, 2)
+        tokens = torch.cat([self.prefix.expand(len(x), -1, -1), tokens], dim=1) + self.position
+        for block in self.blocks:
+            tokens = block(tokens)
+        scores: Tensor = self.head(tokens[:, 0])
+        return scores
+
+
+@exercise(
+    "22.3",
+    passed=Text(
+        "Your maps are Grad-CAM's raw maps at `blocks.0` of the check's ViT, 8 x 12 per "
+        "image: `grid=(8, 12)` tells `ht.token_reshape_transform` how to lay the 96 patch "
+        "tokens out, row by row, after the class token.",
+        "你的热力图就是检查所用 ViT 在 `blocks.0` 处的 Grad-CAM 原始热力图，每张图像 8×12。"
+        "`grid=(8, 12)` 告诉 `ht.token_reshape_transform` 如何在类别词元之后逐行排列这 96 个"
+        "图块词元。",
+    ),
+    no_grid=Text(
+        "Your function raised the library's error: 97 tokens (a class token and 96 patches) "
+        "do not form a square grid, so the transform cannot guess it. Pass it: "
+        "`functools.partial(ht.token_reshape_transform, grid=(8, 12))`.",
+        "你的函数引发了库的错误：97 个词元（一个类别词元和 96 个图块词元）排不成正方形网格，"
+        "变换猜不出网格的形状。请把它传进去："
+        "`functools.partial(ht.token_reshape_transform, grid=(8, 12))`。",
+    ),
+    swapped=Text(
+        "Your maps are 12 x 8: `grid` is (rows, columns), (height, width), like a tensor's "
+        "last two sizes. A 64 x 96 image gives 8 rows of 12 patches: `grid=(8, 12)`.",
+        "你的热力图是 12×8 的：`grid` 的顺序是（行, 列），即（高, 宽），和张量的最后两个维度一样。"
+        "64×96 的图像给出 8 行、每行 12 个图块：`grid=(8, 12)`。",
+    ),
+    not_raw=Text(
+        "`wide_cam(vit, images)` returned a `{got}`; it should return the raw maps "
+        "`{shape}` (`raw=True`), one value per patch.",
+        "`wide_cam(vit, images)` 返回了一个 `{got}`；它应当返回原始热力图 `{shape}`"
+        "（`raw=True`），每个图块一个值。",
+    ),
+    wrong_map=Text(
+        "Your maps have the right shape but not Grad-CAM's values at `blocks.0` for the "
+        'predicted classes: use `ht.GradCAM(vit, "blocks.0", reshape_transform=...)` with '
+        "`raw=True`.",
+        "你的热力图形状对了，但数值不是预测类别在 `blocks.0` 处的 Grad-CAM 数值。请使用 "
+        '`ht.GradCAM(vit, "blocks.0", reshape_transform=...)`，并传入 `raw=True`。',
+    ),
+)
+def _wide_cam(answer: object) -> Values:
+    wide_cam = require_callable(answer)
+    vit = watch(_WideViT().eval())
+    images = torch.rand(2, 3, 64, 96)
+    grid = functools.partial(token_reshape_transform, grid=(8, 12))
+    expected = GradCAM(vit, "blocks.0", reshape_transform=grid)(images, raw=True)
+    try:
+        returned = wide_cam(vit, images.clone())
+    except ValueError as error:
+        if "square grid" not in str(error):
+            raise
+        raise Problem("no_grid") from None
+    if isinstance(returned, Tensor) and returned.shape == (2, 12, 8):
+        raise Problem("swapped")
+    if not isinstance(returned, Tensor) or returned.shape != expected.shape:
+        got = (
+            f"Tensor{list(returned.shape)}"
+            if isinstance(returned, Tensor)
+            else returned_type(returned)
+        )
+        raise Problem("not_raw", got=got, shape=list(expected.shape))
+    # the same computation up to float rounding, about 1e-7 of the map's largest value
+    tolerance = 1e-4 * float(expected.abs().max()) + 1e-8
+    if not torch.allclose(returned.detach(), expected, rtol=0.0, atol=tolerance):
+        raise Problem("wrong_map")
+    return {}
