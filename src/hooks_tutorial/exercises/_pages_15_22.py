@@ -1770,10 +1770,11 @@ def _top_vs_second(answer: object) -> Values:
 
     top_vs_second = require_callable(answer)
     generator = torch.Generator().manual_seed(0)
-    model = watch(nn.Sequential(nn.Flatten(), nn.Linear(3 * 8 * 8, 5)).eval())
+    linear = nn.Linear(3 * 8 * 8, 5)
     with torch.no_grad():
-        model[1].weight.copy_(torch.randn(5, 3 * 8 * 8, generator=generator) / 8)
-        model[1].bias.zero_()
+        linear.weight.copy_(torch.randn(5, 3 * 8 * 8, generator=generator) / 8)
+        linear.bias.zero_()
+    model = watch(nn.Sequential(nn.Flatten(), linear).eval())
     images = torch.randn(4, 3, 8, 8, generator=generator)
     patterns = torch.randn(5, 8, 8, generator=generator)  # each class's own map
     with torch.no_grad():
@@ -1927,13 +1928,7 @@ class _TinyResNet(nn.Module):
 
 
 def _tiny_resnet() -> _TinyResNet:
-    model = watch(_TinyResNet().eval())
-    with torch.no_grad():  # BatchNorm statistics of its own, so that outputs have both signs
-        for module in model.modules():
-            if isinstance(module, nn.BatchNorm2d):
-                module.running_mean.uniform_(-0.2, 0.2)
-                module.running_var.uniform_(0.5, 1.5)
-    return model
+    return watch(_TinyResNet().eval())  # untrained BatchNorms: outputs of both signs
 
 
 def _raises_with_backward_hook(model: nn.Module, layer: nn.Module, x: Tensor) -> bool:
