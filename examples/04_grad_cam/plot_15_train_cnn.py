@@ -364,14 +364,26 @@ plt.show()
 # Exercises
 # ---------
 #
-# 1. Write a callback that prints the loss of every 5th batch (use
-#    ``on_batch_end``) and pass it to ``fit``.
-# 2. Train for up to 20 epochs with
+# Exercises that ask for code come with a check that runs offline, in the
+# downloaded notebook or script: write your answer, then run the
+# ``ht.exercises.check(...)`` call that ends the exercise. The check says what
+# is wrong, or what is right, in the language of the download, and leaves no
+# hook behind; each solution ends with the same call.
+#
+# 1. Write a callback ``PrintEvery5`` that prints the loss of every 5th batch
+#    (use ``on_batch_end``) and pass it to ``fit``. Check:
+#    ``ht.exercises.check("15.1", PrintEvery5)``.
+# 2. Write ``early_stopped_fit(net, train, val)``, which trains ``net`` for up
+#    to 20 epochs with
 #    ``ht.EarlyStopping(monitor="val_accuracy", patience=2)`` among the
-#    callbacks, twice: a new ``fc`` on the frozen blocks, as on this page,
-#    and a whole new ``SimpleCNN`` from scratch. When does each run stop,
-#    and at what validation accuracy?
-# 3. Compute the accuracy of each class from the confusion matrix.
+#    callbacks and returns the stopper and the history
+#    (``return stopper, run``). Use it twice: a new ``fc`` on the frozen
+#    blocks, as on this page, and a whole new ``SimpleCNN`` from scratch.
+#    When does each run stop, and at what validation accuracy? Check:
+#    ``ht.exercises.check("15.2", early_stopped_fit)``.
+# 3. Write ``per_class_accuracy(confusion)``, which computes the accuracy of
+#    each class from the confusion matrix. Check:
+#    ``ht.exercises.check("15.3", per_class_accuracy)``.
 
 # %%
 # .. rst-class:: solution
@@ -406,6 +418,22 @@ assert all(abs(loss - math.log(5)) < 0.25 for loss in printer.losses), printer.l
 assert abs(printer.losses[-1] - math.log(5)) < 0.1, printer.losses
 # sphinx_gallery_end_ignore
 
+ht.exercises.check("15.1", PrintEvery5)
+
+# sphinx_gallery_start_ignore
+from page_checks import assert_check  # docs/_ext: the build's checks
+
+
+# batches counted from 0: fit counts them from 1, so this prints batches 4, 9 and 14
+class PrintEvery5FromZero(ht.Callback):
+    def on_batch_end(self, batch, logs):
+        if (batch + 1) % 5 == 0:
+            print(f"batch {batch}: loss {logs['loss']:.3f}")
+
+
+assert_check("15.1", PrintEvery5, PrintEvery5FromZero, "wrong_batches")
+# sphinx_gallery_end_ignore
+
 # %%
 # .. rst-class:: solution
 #
@@ -425,8 +453,9 @@ head_only.fc.reset_parameters()
 head_only.requires_grad_(False)
 head_only.fc.requires_grad_(True)
 scratch = ht.SimpleCNN(channels=config.channels, pool=config.pool, seed=config.seed)
-stoppers = {}
-for name, net in (("new fc, frozen blocks", head_only), ("from scratch", scratch)):
+
+
+def early_stopped_fit(net, train, val):
     stopper = ht.EarlyStopping(monitor="val_accuracy", patience=2)
     run = ht.fit(
         net,
@@ -435,6 +464,12 @@ for name, net in (("new fc, frozen blocks", head_only), ("from scratch", scratch
         val_data=(val.images, val.labels),
         callbacks=[stopper],
     )
+    return stopper, run
+
+
+stoppers = {}
+for name, net in (("new fc, frozen blocks", head_only), ("from scratch", scratch)):
+    stopper, run = early_stopped_fit(net, train, val)
     stoppers[name] = (stopper, run)
     print(
         f"{name}: stopped at epoch {stopper.stopped_epoch}, best epoch "
@@ -464,13 +499,39 @@ assert scratch_stop.best < head_stop.best - 0.2, (scratch_stop.best, head_stop.b
 assert scratch_run["accuracy"][-1] > 0.25
 # sphinx_gallery_end_ignore
 
+ht.exercises.check("15.2", early_stopped_fit)
+
+# sphinx_gallery_start_ignore
+
+
+# the default monitor, val_loss, instead of the validation accuracy
+def early_stopped_fit_on_loss(net, train, val):
+    stopper = ht.EarlyStopping(patience=2)
+    run = ht.fit(
+        net,
+        (train.images, train.labels),
+        epochs=20,
+        val_data=(val.images, val.labels),
+        callbacks=[stopper],
+    )
+    return stopper, run
+
+
+assert_check("15.2", early_stopped_fit, early_stopped_fit_on_loss, "wrong_monitor")
+# sphinx_gallery_end_ignore
+
 # %%
 # .. rst-class:: solution
 #
 # **Solution 3.** Each class's accuracy is its diagonal entry divided by its
 # row's sum. All five are high; the last line names the most frequent mistake.
 
-per_class = confusion.diag() / confusion.sum(dim=1)
+
+def per_class_accuracy(confusion):
+    return confusion.diag() / confusion.sum(dim=1)  # row i: the images of class i
+
+
+per_class = per_class_accuracy(confusion)
 for name, value in zip(test.classes, per_class.tolist(), strict=True):
     print(f"{name:>8}: {value:.3f}")
 mistakes_only = confusion - torch.diag(confusion.diag())
@@ -483,7 +544,21 @@ print(
 # sphinx_gallery_start_ignore
 # "All five are high": the pretrained model is above 0.9 on every class
 assert per_class.min() > 0.9, per_class
-from page_checks import assert_no_hooks_left  # docs/_ext: the build's check
+# sphinx_gallery_end_ignore
 
+ht.exercises.check("15.3", per_class_accuracy)
+
+# sphinx_gallery_start_ignore
+
+
+# divided by the columns' sums: the images called each class (the precision)
+def per_class_by_column(confusion):
+    return confusion.diag() / confusion.sum(dim=0)
+
+
+assert_check("15.3", per_class_accuracy, per_class_by_column, "by_column")
+from page_checks import assert_exercises_checked, assert_no_hooks_left  # docs/_ext
+
+assert_exercises_checked()
 assert_no_hooks_left(globals())
 # sphinx_gallery_end_ignore

@@ -459,12 +459,25 @@ assert ht.count_hooks(model).total == 0
 # Exercises
 # ---------
 #
-# 1. Explain the *second most likely* class of the first image instead of the
-#    predicted one. Does the peak move?
-# 2. Compute the map with the probability :math:`p_c` instead of the logit,
-#    and compare the largest values of the two raw maps.
-# 3. Put the hook on ``model.relu2`` instead of ``model.relu3``. How many
-#    positions per channel get a nonzero gradient now, and why?
+# Exercises that ask for code come with a check that runs offline, in the
+# downloaded notebook or script: write your answer, then run the
+# ``ht.exercises.check(...)`` call that ends the exercise. The check says what
+# is wrong, or what is right, in the language of the download, and leaves no
+# hook behind; each solution ends with the same call.
+#
+# 1. Write ``second_class_cam(model, layer, image)``, which returns the
+#    Grad-CAM map of the *second most likely* class of the image instead of
+#    the predicted one, and apply it to the first image. Does the peak move?
+#    Check: ``ht.exercises.check("16.1", second_class_cam)``.
+# 2. Write ``probability_cam(model, layer, image, target)``, which returns the
+#    raw map (after the ReLU, before upsampling) computed with the probability
+#    :math:`p_c` instead of the logit, and compare its largest value with the
+#    logit's raw map. Check: ``ht.exercises.check("16.2", probability_cam)``.
+# 3. Write ``layer_gradient(model, layer, image, target)``, which returns the
+#    gradient of the target's logit with respect to ``layer``'s output, kept
+#    by hooks that it removes again. Apply it to ``model.relu2`` instead of
+#    ``model.relu3``: how many positions per channel get a nonzero gradient
+#    now, and why? Check: ``ht.exercises.check("16.3", layer_gradient)``.
 
 # %%
 # .. rst-class:: solution
@@ -475,11 +488,19 @@ assert ht.count_hooks(model).total == 0
 # maps; another class changes the weights (another row of ``fc``), not where
 # the feature maps are large.
 
+
+def second_class_cam(model, layer, image):
+    second = int(model(image).topk(2).indices[0, 1])  # the second largest logit
+    return grad_cam(model, layer, image, target=second)
+
+
 # the predicted class, then the second largest logit
 second = int(model(image).topk(2).indices[0, 1])
 peaks = {}
-for c in (target_class, second):
-    peak_map = grad_cam(model, model.relu3, image, target=c)[0]
+for c, peak_map in (
+    (target_class, grad_cam(model, model.relu3, image, target=target_class)[0]),
+    (second, second_class_cam(model, model.relu3, image)[0]),
+):
     peaks[classes[c]] = divmod(int(peak_map.argmax()), peak_map.shape[1])
     r, k = peaks[classes[c]]
     print(
@@ -498,6 +519,20 @@ assert abs(k1 - k2) <= 3, peaks
 assert all(test.masks[0, r, k] for r, k in peaks.values())
 # sphinx_gallery_end_ignore
 
+ht.exercises.check("16.1", second_class_cam)
+
+# sphinx_gallery_start_ignore
+from page_checks import assert_check  # docs/_ext: the build's checks
+
+
+# the map of the predicted class: grad_cam's default target
+def predicted_class_cam(model, layer, image):
+    return grad_cam(model, layer, image)
+
+
+assert_check("16.1", second_class_cam, predicted_class_cam, "predicted_class")
+# sphinx_gallery_end_ignore
+
 # %%
 # .. rst-class:: solution
 #
@@ -506,30 +541,29 @@ assert all(test.masks[0, r, k] for r, k in peaks.values())
 # the probability's gradient vanishes as :math:`p_c` approaches 1 (the
 # formula above), while its weights mix in the other classes' gradients.
 
-# the same hooks, two different scores
-store = {}
+
+def probability_cam(model, layer, image, target):
+    store = {}
+
+    def keep(module, args, output):
+        store["A"] = output.detach()
+        output.register_hook(lambda grad: store.update(dA=grad))
+
+    handle = layer.register_forward_hook(keep)
+    try:
+        model(image).softmax(dim=1)[0, target].backward()  # p_c instead of y^c
+    finally:
+        handle.remove()
+    w = store["dA"].mean(dim=(2, 3))
+    return F.relu((w[:, :, None, None] * store["A"]).sum(dim=1))
 
 
-def keep(module, args, output):
-    store["A"] = output.detach()
-    output.register_hook(lambda grad: store.update(dA=grad))
-
-
-largest = {}
-handle = model.relu3.register_forward_hook(keep)
-try:
-    for name in ("logit", "probability"):
-        logits = model(image)
-        score = logits[0, target_class]
-        if name == "probability":
-            score = logits.softmax(dim=1)[0, target_class]
-        score.backward()
-        w = store["dA"].mean(dim=(2, 3))
-        raw = F.relu((w[:, :, None, None] * store["A"]).sum(dim=1))
-        largest[name] = raw.max().item()
-        print(f"{name:>11}: largest value of the raw map {largest[name]:.3e}")
-finally:
-    handle.remove()
+largest = {
+    "logit": cam.max().item(),  # the raw map of steps 1 to 3, from the logit
+    "probability": probability_cam(model, model.relu3, image, target_class).max().item(),
+}
+for name, value in largest.items():
+    print(f"{name:>11}: largest value of the raw map {value:.3e}")
 ratio = largest["logit"] / largest["probability"]
 print(f"ratio: {ratio:.0f}")
 print("more than 1000 times smaller:", ratio > 1000)
@@ -537,6 +571,31 @@ print("more than 1000 times smaller:", ratio > 1000)
 # sphinx_gallery_start_ignore
 # "more than 1000 times smaller" (3120 in the builds so far: a factor of 3 to spare)
 assert ratio > 1000, ratio
+# sphinx_gallery_end_ignore
+
+ht.exercises.check("16.2", probability_cam)
+
+# sphinx_gallery_start_ignore
+
+
+# the map from the logit, the one of steps 1 to 3
+def logit_cam(model, layer, image, target):
+    store = {}
+
+    def keep(module, args, output):
+        store["A"] = output.detach()
+        output.register_hook(lambda grad: store.update(dA=grad))
+
+    handle = layer.register_forward_hook(keep)
+    try:
+        model(image)[0, target].backward()
+    finally:
+        handle.remove()
+    w = store["dA"].mean(dim=(2, 3))
+    return F.relu((w[:, :, None, None] * store["A"]).sum(dim=1))
+
+
+assert_check("16.2", probability_cam, logit_cam, "used_logit")
 # sphinx_gallery_end_ignore
 
 # %%
@@ -551,26 +610,26 @@ assert ratio > 1000, ratio
 # pool sends each position's gradient to the one input that was largest in
 # its window, so ``relu2`` receives it at 60 positions too, one per window.
 
-# the gradients of relu2's and pool2's outputs for the same score
-grads = {}
 
+def layer_gradient(model, layer, image, target):
+    kept = {}
 
-def keep_gradient(name):
     def hook(module, args, output):
-        output.register_hook(lambda grad: grads.update({name: grad}))
+        output.register_hook(lambda grad: kept.update(grad=grad))
 
-    return hook
+    handle = layer.register_forward_hook(hook)
+    try:
+        model(image)[0, target].backward()
+    finally:
+        handle.remove()
+    return kept["grad"]
 
 
-handles = [
-    model.relu2.register_forward_hook(keep_gradient("relu2")),
-    model.pool2.register_forward_hook(keep_gradient("pool2")),
-]
-try:
-    model(image)[0, target_class].backward()
-finally:
-    for h in handles:
-        h.remove()
+# the gradients of relu2's and pool2's outputs for the same score
+grads = {
+    name: layer_gradient(model, getattr(model, name), image, target_class)
+    for name in ("pool2", "relu2")
+}
 for name in ("pool2", "relu2"):
     nonzero = (grads[name] != 0).sum(dim=(2, 3))[0]
     print(
@@ -593,7 +652,27 @@ for name, size in (("pool2", (32, 8, 8)), ("relu2", (32, 16, 16))):
 assert int(per_window.max()) == 1
 assert model.conv3.kernel_size == (3, 3)
 assert model.pool2.kernel_size == 2
-from page_checks import assert_no_hooks_left  # docs/_ext: the build's check
+# sphinx_gallery_end_ignore
 
+ht.exercises.check("16.3", layer_gradient)
+
+# sphinx_gallery_start_ignore
+
+
+# the forward hook's output instead of the gradient the tensor hook receives
+def layer_activation(model, layer, image, target):
+    kept = {}
+    handle = layer.register_forward_hook(lambda m, args, out: kept.update(out=out.detach()))
+    try:
+        model(image)[0, target].backward()
+    finally:
+        handle.remove()
+    return kept["out"]
+
+
+assert_check("16.3", layer_gradient, layer_activation, "returned_activation")
+from page_checks import assert_exercises_checked, assert_no_hooks_left  # docs/_ext
+
+assert_exercises_checked()
 assert_no_hooks_left(globals())
 # sphinx_gallery_end_ignore

@@ -557,20 +557,33 @@ assert [predicted[i] != test.labels[i] for i in chosen].count(True) == min(4, le
 # Exercises
 # ---------
 #
-# 1. Pass a list of layers, ``ht.GradCAM(model, ["relu2", "relu3"])``, and
-#    compare the averaged map with the single-layer ones, in the figure and
-#    with the pointing game on all the test images.
-# 2. Use a callable target, ``target=lambda out: out[:, 0] - out[:, 1]``, to
-#    explain what speaks for "circle" rather than "square". How does the
-#    signed map (``relu=False``) of this difference relate to the signed maps
-#    of the two classes?
-# 3. On the two-object images, count how often the second object's map has
-#    its peak on the *first* object.
-# 4. Is it the loss or the two-object images? Train a multi-label model on
-#    single objects only with
-#    ``config=dataclasses.replace(config, n_train_two=0)`` (12 epochs on 4000
-#    images, trained anew at each run) and compare its
-#    pointing game on ``many`` with the two models above.
+# Exercises that ask for code come with a check that runs offline, in the
+# downloaded notebook or script: write your answer, then run the
+# ``ht.exercises.check(...)`` call that ends the exercise. The check says what
+# is wrong, or what is right, in the language of the download, and leaves no
+# hook behind; each solution ends with the same call.
+#
+# 1. Write ``pointing_score(model, layers, images, masks)``, which returns the
+#    share of the images whose Grad-CAM map on ``layers`` peaks on the object.
+#    Pass a list of layers, ``["relu2", "relu3"]``, and compare the averaged
+#    map with the single-layer ones, in the figure and with ``pointing_score``
+#    on all the test images. Check:
+#    ``ht.exercises.check("17.1", pointing_score)``.
+# 2. Write a callable target ``circle_minus_square(out)``, which returns one
+#    score per image, the circle's logit minus the square's, and use it
+#    (``target=circle_minus_square``) to explain what speaks for "circle"
+#    rather than "square". How does the signed map (``relu=False``) of this
+#    difference relate to the signed maps of the two classes? Check:
+#    ``ht.exercises.check("17.2", circle_minus_square)``.
+# 3. Write ``second_on_first(cam, two)``, which counts, on the two-object
+#    images ``two``, how often the second object's map has its peak on the
+#    *first* object. Check: ``ht.exercises.check("17.3", second_on_first)``.
+# 4. Is it the loss or the two-object images? Write
+#    ``single_objects_config(config)``, which returns ``config`` with
+#    ``n_train_two=0`` (``dataclasses.replace``), train a multi-label model on
+#    single objects only with it (12 epochs on 4000 images, trained anew at
+#    each run) and compare its pointing game on ``many`` with the two models
+#    above. Check: ``ht.exercises.check("17.4", single_objects_config)``.
 
 # %%
 # .. rst-class:: solution
@@ -580,12 +593,22 @@ assert [predicted[i] != test.labels[i] for i in chosen].count(True) == min(4, le
 # ``relu3``'s: on this model the earlier layer's peaks, which miss the object
 # more often, pull the average away from it.
 
-# each map scaled to [0, 1], averaged, scaled again
+
+def pointing_score(model, layers, images, masks):
+    maps = ht.GradCAM(model, layers)(images)
+    return pointing_game(maps, masks).float().mean()
+
+
+# with a list, each map scaled to [0, 1], averaged, scaled again
 both = ht.GradCAM(model, ["relu2", "relu3"])(test.images)
 two_layers = {"relu2": by_layer["relu2"], "relu3": by_layer["relu3"], "relu2 + relu3": both}
 two_layer_scores = {}
-for name, layer_maps in two_layers.items():
-    two_layer_scores[name] = pointing_game(layer_maps, test.masks).float().mean()
+for name, chosen_layers in (
+    ("relu2", "relu2"),
+    ("relu3", "relu3"),
+    ("relu2 + relu3", ["relu2", "relu3"]),
+):
+    two_layer_scores[name] = pointing_score(model, chosen_layers, test.images, test.masks)
     print(f"{name}: pointing game {two_layer_scores[name]:.3f}")
 ht.plot_cams(
     images[:4], {name: m[:4] for name, m in two_layers.items()}, labels=labels, panel_size=1.2
@@ -596,6 +619,21 @@ plt.show()
 # "Its pointing game lies between relu2's and relu3's" (0.597 < 0.821 < 0.881 in the builds
 # so far; 1000 images)
 assert two_layer_scores["relu2"] < two_layer_scores["relu2 + relu3"] < two_layer_scores["relu3"]
+# sphinx_gallery_end_ignore
+
+ht.exercises.check("17.1", pointing_score)
+
+# sphinx_gallery_start_ignore
+from page_checks import assert_check  # docs/_ext: the build's checks
+
+
+# a list of layers, but only its first one reaches GradCAM
+def pointing_score_first_layer(model, layers, images, masks):
+    first = layers[0] if isinstance(layers, list) else layers
+    return pointing_game(ht.GradCAM(model, first)(images), masks).float().mean()
+
+
+assert_check("17.1", pointing_score, pointing_score_first_layer, "one_layer")
 # sphinx_gallery_end_ignore
 
 # %%
@@ -631,13 +669,26 @@ plt.show()
 assert largest_difference < 1e-6, largest_difference
 # sphinx_gallery_end_ignore
 
+ht.exercises.check("17.2", circle_minus_square)
+
+# sphinx_gallery_start_ignore
+# the square's logit minus the circle's: the evidence for "square"
+assert_check("17.2", circle_minus_square, lambda out: out[:, 1] - out[:, 0], "swapped")
+# sphinx_gallery_end_ignore
+
 # %%
 # .. rst-class:: solution
 #
 # **Solution 3.** The second object's map rarely peaks on the first object,
 # about as rarely as the first object's map peaks on the second.
 
-swapped = pointing_game(maps_second, two.object_masks[:, 0]).float().mean()
+
+def second_on_first(cam, two):
+    maps = cam(two.images, target=two.object_labels[:, 1])
+    return int(pointing_game(maps, two.object_masks[:, 0]).sum())
+
+
+swapped = second_on_first(cam, two) / len(two)
 print(f"peak on the first object when explaining the second: {swapped:.2f}")
 print(f"peak on the second object when explaining the first: {wrong.float().mean():.2f}")
 
@@ -646,6 +697,20 @@ print(f"peak on the second object when explaining the first: {wrong.float().mean
 # the builds so far, 64 images)
 assert swapped < 0.15
 assert wrong.float().mean() < 0.15
+# sphinx_gallery_end_ignore
+
+ht.exercises.check("17.3", second_on_first)
+
+# sphinx_gallery_start_ignore
+
+
+# the second object's maps scored on the second object's own mask
+def second_on_second(cam, two):
+    maps = cam(two.images, target=two.object_labels[:, 1])
+    return int(pointing_game(maps, two.object_masks[:, 1]).sum())
+
+
+assert_check("17.3", second_on_first, second_on_second, "own_object")
 # sphinx_gallery_end_ignore
 
 # %%
@@ -659,10 +724,13 @@ assert wrong.float().mean() < 0.15
 
 import dataclasses
 
+
+def single_objects_config(config):
+    return dataclasses.replace(config, n_train_two=0)
+
+
 # the config sets the weights: this trains a model (12 epochs on 4000 images)
-single_only = ht.pretrained(
-    "simple_cnn-multilabel", config=dataclasses.replace(config, n_train_two=0)
-)
+single_only = ht.pretrained("simple_cnn-multilabel", config=single_objects_config(config))
 # the pointing game as above, for the new model
 net_cam = ht.GradCAM(single_only, "relu3")
 strict, near = [], []
@@ -687,7 +755,17 @@ single_score = pointing["multi-label, single objects only"]
 for k in range(2):
     assert abs(single_score[k] - chapter_score[k]) < 0.05, (single_score, chapter_score)
     assert multi_score[k] - single_score[k] > 0.08, (single_score, multi_score)
-from page_checks import assert_no_hooks_left  # docs/_ext: the build's check
+# sphinx_gallery_end_ignore
 
+ht.exercises.check("17.4", single_objects_config)
+
+# sphinx_gallery_start_ignore
+# a new config from the defaults: n_train_two is 0, but the model is no longer multi-label
+assert_check(
+    "17.4", single_objects_config, lambda config: ht.PretrainedConfig(n_train_two=0), "lost_fields"
+)
+from page_checks import assert_exercises_checked, assert_no_hooks_left  # docs/_ext
+
+assert_exercises_checked()
 assert_no_hooks_left(globals())
 # sphinx_gallery_end_ignore

@@ -424,17 +424,31 @@ assert agreement.min() < 0.8
 # Exercises
 # ---------
 #
-# 1. Build ``ht.SimpleCNN(pool="avg", seed=0)`` (untrained weights are
-#    enough) and check that Grad-CAM, XGrad-CAM and HiResCAM give the same
-#    raw signed maps (``relu=False``, ``raw=True``) on it.
-# 2. Use ``ht.ScoreCAM(model, "relu3", top_k=16)``: how many images go
-#    through the model now, and how close are its maps to the full
-#    Score-CAM's?
-# 3. Compute Grad-CAM++ from the formula above, with the activations and
-#    gradients of ``relu3`` recorded by :obj:`hooks_tutorial.capture_activations`
-#    and :obj:`hooks_tutorial.capture_gradients`, and compare it with
-#    ``ht.GradCAMPlusPlus`` (``raw=True``). How many positions per channel
-#    have a nonzero gradient?
+# Exercises that ask for code come with a check that runs offline, in the
+# downloaded notebook or script: write your answer, then run the
+# ``ht.exercises.check(...)`` call that ends the exercise. The check says what
+# is wrong, or what is right, in the language of the download, and leaves no
+# hook behind; each solution ends with the same call.
+#
+# 1. Write ``signed_maps(model, images)``, which returns the raw signed maps
+#    (``relu=False``, ``raw=True``) of class 0 on ``relu3`` of Grad-CAM,
+#    XGrad-CAM and HiResCAM, in a dictionary keyed by the methods' names
+#    (``"Grad-CAM"``, ``"XGrad-CAM"``, ``"HiResCAM"``). Build
+#    ``ht.SimpleCNN(pool="avg", seed=0)`` (untrained weights are enough) and
+#    check that the three maps are the same on it. Check:
+#    ``ht.exercises.check("18.1", signed_maps)``.
+# 2. Write ``count_images(model, method, images)``, which returns how many
+#    images go through ``model`` while ``method(images)`` runs, counted by a
+#    hook that it removes again. Use ``ht.ScoreCAM(model, "relu3", top_k=16)``:
+#    how many images go through the model now, and how close are its maps to
+#    the full Score-CAM's? Check: ``ht.exercises.check("18.2", count_images)``.
+# 3. Write ``grad_cam_plus_plus(model, layer, x, target)``, which computes
+#    Grad-CAM++ from the formula above, with the activations and gradients of
+#    ``layer`` recorded by :obj:`hooks_tutorial.capture_activations` and
+#    :obj:`hooks_tutorial.capture_gradients`, and compare it with
+#    ``ht.GradCAMPlusPlus`` (``raw=True``) on ``relu3``. How many positions
+#    per channel have a nonzero gradient? Check:
+#    ``ht.exercises.check("18.3", grad_cam_plus_plus)``.
 
 # %%
 # .. rst-class:: solution
@@ -446,16 +460,21 @@ assert agreement.min() < 0.8
 # activation-weighted average of XGrad-CAM and the per-position product of
 # HiResCAM all give the weight :math:`w^c_k / Z`.
 
+
+def signed_maps(model, images):
+    return {
+        name: cls(model, "relu3", relu=False)(images, target=0, raw=True)
+        for name, cls in [
+            ("Grad-CAM", ht.GradCAM),
+            ("XGrad-CAM", ht.XGradCAM),
+            ("HiResCAM", ht.HiResCAM),
+        ]
+    }
+
+
 # average pooling: the gradient is the same at every position
 average_model = ht.SimpleCNN(pool="avg", seed=0).eval()
-signed = {
-    name: cls(average_model, "relu3", relu=False)(images, target=0, raw=True)
-    for name, cls in [
-        ("Grad-CAM", ht.GradCAM),
-        ("XGrad-CAM", ht.XGradCAM),
-        ("HiResCAM", ht.HiResCAM),
-    ]
-}
+signed = signed_maps(average_model, images)
 scale = signed["Grad-CAM"].abs().max()
 print(f"largest |Grad-CAM| value: {scale:.1e}")
 relative = {}
@@ -475,6 +494,27 @@ assert scale > 0  # the maps are not all zero, so "the same" says something
 assert all(value < 1e-5 for value in relative.values()), relative
 # sphinx_gallery_end_ignore
 
+ht.exercises.check("18.1", signed_maps)
+
+# sphinx_gallery_start_ignore
+from page_checks import assert_check  # docs/_ext: the build's checks
+
+
+# the methods' default relu=True: the maps lose their negative values
+def signed_maps_relu(model, images):
+    return {
+        name: cls(model, "relu3")(images, target=0, raw=True)
+        for name, cls in [
+            ("Grad-CAM", ht.GradCAM),
+            ("XGrad-CAM", ht.XGradCAM),
+            ("HiResCAM", ht.HiResCAM),
+        ]
+    }
+
+
+assert_check("18.1", signed_maps, signed_maps_relu, "relu_applied")
+# sphinx_gallery_end_ignore
+
 # %%
 # .. rst-class:: solution
 #
@@ -484,15 +524,21 @@ assert all(value < 1e-5 for value in relative.values()), relative
 # (their mean Pearson correlation with the full Score-CAM's maps is printed
 # below), and here they point a little worse.
 
+
+def count_images(model, method, images):
+    sizes = []
+    counter = model.register_forward_pre_hook(lambda module, args: sizes.append(len(args[0])))
+    try:
+        method(images)
+    finally:
+        counter.remove()
+    return sum(sizes)
+
+
 # top_k: score only the 16 channels with the largest mean activation
 fast = ht.ScoreCAM(model, "relu3", top_k=16, batch_size=64)
-seen = []
-counter = model.register_forward_pre_hook(lambda module, args: seen.append(len(args[0])))
-try:
-    fast(few)
-finally:
-    counter.remove()
-print("images through the model, top_k=16:", sum(seen))
+fast_count = count_images(model, fast, few)
+print("images through the model, top_k=16:", fast_count)
 fast_maps = fast(images)
 fast_agreement = pearson(fast_maps, maps["Score-CAM"]).mean()
 print(f"Pearson with the full Score-CAM: mean {fast_agreement:.3f}")
@@ -502,11 +548,30 @@ print(f"pointing: top_k=16 {fast_pointing:.3f}, full {full_pointing:.3f}")
 
 # sphinx_gallery_start_ignore
 # "one forward pass on them, then 16 masked copies of each"
-assert sum(seen) == len(few) * (1 + 16) == 68
+assert fast_count == len(few) * (1 + 16) == 68
 # "The maps stay close but not equal" (mean Pearson 0.818 in the builds so far); "here they
 # point a little worse" (0.812 against 0.875: 39 and 42 of 48 images)
 assert 0.5 < fast_agreement < 0.99
 assert fast_pointing < full_pointing
+# sphinx_gallery_end_ignore
+
+ht.exercises.check("18.2", count_images)
+
+# sphinx_gallery_start_ignore
+
+
+# the number of forward calls: Score-CAM sends its masked copies in batches
+def count_calls(model, method, images):
+    sizes = []
+    counter = model.register_forward_pre_hook(lambda module, args: sizes.append(len(args[0])))
+    try:
+        method(images)
+    finally:
+        counter.remove()
+    return len(sizes)
+
+
+assert_check("18.2", count_images, count_calls, "counted_calls")
 # sphinx_gallery_end_ignore
 
 # %%
@@ -518,20 +583,29 @@ assert fast_pointing < full_pointing
 # vanishes, matches the library to float rounding: the largest difference is
 # less than 1e-5 of the map's largest value.
 
+
 # Grad-CAM++ from the paper's formula
+def grad_cam_plus_plus(model, layer, x, target):
+    with (
+        ht.capture_activations(model, layer) as acts,
+        ht.capture_gradients(model, layer) as grads,
+    ):
+        model(x).gather(1, target[:, None]).sum().backward()
+    model.zero_grad(set_to_none=True)
+    A, g = acts[layer], grads[layer]
+    sums = A.sum(dim=(2, 3), keepdim=True)
+    a = torch.nan_to_num(g**2 / (2 * g**2 + sums * g**3))  # 0 / 0 -> 0 where g = 0
+    w = (a * g.clamp(min=0)).sum(dim=(2, 3))
+    return torch.relu((w[:, :, None, None] * A).sum(dim=1))
+
+
 x = images[:8]
-with (
-    ht.capture_activations(model, "relu3") as acts,
-    ht.capture_gradients(model, "relu3") as grads,
-):
+with ht.capture_gradients(model, "relu3") as grads:
     model(x).gather(1, predicted[:8, None]).sum().backward()
 model.zero_grad(set_to_none=True)
-A, g = acts["relu3"], grads["relu3"]
+g = grads["relu3"]
 print("nonzero gradients per channel, at most:", int((g != 0).sum(dim=(2, 3)).max()))
-sums = A.sum(dim=(2, 3), keepdim=True)
-a = torch.nan_to_num(g**2 / (2 * g**2 + sums * g**3))  # 0 / 0 -> 0 where g = 0
-w = (a * g.clamp(min=0)).sum(dim=(2, 3))
-by_formula = torch.relu((w[:, :, None, None] * A).sum(dim=1))
+by_formula = grad_cam_plus_plus(model, "relu3", x, predicted[:8])
 library = ht.GradCAMPlusPlus(model, "relu3")(x, target=predicted[:8], raw=True)
 difference = (by_formula - library).abs().max()
 print(f"largest map value: {library.max():.1e}")
@@ -546,7 +620,30 @@ assert int((g != 0).sum(dim=(2, 3)).max()) == 1
 # "matches the library to float rounding: ... less than 1e-5 of the map's largest value"
 # (1.2e-07 and 2.4e-07 on two CPUs, on maps reaching 3.8: below 1e-7 relative)
 assert difference < 1e-5 * library.max(), (difference, library.max())
-from page_checks import assert_no_hooks_left  # docs/_ext: the build's check
+# sphinx_gallery_end_ignore
 
+ht.exercises.check("18.3", grad_cam_plus_plus)
+
+# sphinx_gallery_start_ignore
+
+
+# the formula without nan_to_num: zero over zero where the gradient vanishes
+def grad_cam_plus_plus_nan(model, layer, x, target):
+    with (
+        ht.capture_activations(model, layer) as acts,
+        ht.capture_gradients(model, layer) as grads,
+    ):
+        model(x).gather(1, target[:, None]).sum().backward()
+    model.zero_grad(set_to_none=True)
+    A, g = acts[layer], grads[layer]
+    a = g**2 / (2 * g**2 + A.sum(dim=(2, 3), keepdim=True) * g**3)
+    w = (a * g.clamp(min=0)).sum(dim=(2, 3))
+    return torch.relu((w[:, :, None, None] * A).sum(dim=1))
+
+
+assert_check("18.3", grad_cam_plus_plus, grad_cam_plus_plus_nan, "nan")
+from page_checks import assert_exercises_checked, assert_no_hooks_left  # docs/_ext
+
+assert_exercises_checked()
 assert_no_hooks_left(globals())
 # sphinx_gallery_end_ignore

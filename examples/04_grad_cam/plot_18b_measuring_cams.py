@@ -395,14 +395,27 @@ with torch.no_grad():
 # Exercises
 # ---------
 #
-# 1. On the two-object images of page 17 (``ht.make_shapes(64, variant="two",
-#    split="test", seed=0)``), explain each object's class with Grad-CAM and
-#    with Eigen-CAM, and play the pointing game on each object's mask. What
-#    can Eigen-CAM not do?
-# 2. Add :obj:`hooks_tutorial.metrics.energy_pointing_game` (the share of the
-#    map's mass on the object) as a column of the table, with the random map.
-# 3. The table uses 16 steps. Compute Grad-CAM's deletion and insertion AUCs
-#    with 64 steps: how much do they change?
+# Exercises that ask for code come with a check that runs offline, in the
+# downloaded notebook or script: write your answer, then run the
+# ``ht.exercises.check(...)`` call that ends the exercise. The check says what
+# is wrong, or what is right, in the language of the download, and leaves no
+# hook behind; each solution ends with the same call.
+#
+# 1. Write ``object_hits(method, two)``, which explains each object's class
+#    with ``method`` and returns the pointing game of each object on its own
+#    mask (``return first, second``). Use it on the two-object images of page
+#    17 (``ht.make_shapes(64, variant="two", split="test", seed=0)``) with
+#    Grad-CAM and with Eigen-CAM. What can Eigen-CAM not do? Check:
+#    ``ht.exercises.check("18b.1", object_hits)``.
+# 2. Write ``energy_column(candidates, masks)``, which returns
+#    :obj:`hooks_tutorial.metrics.energy_pointing_game` (the share of the
+#    map's mass on the object), averaged over the images, for each map of
+#    ``candidates``, and add it as a column of the table, with the random map.
+#    Check: ``ht.exercises.check("18b.2", energy_column)``.
+# 3. The table uses 16 steps. Write ``fine_aucs(model, images, saliency)``,
+#    which returns the mean deletion and insertion AUCs with 64 steps (from
+#    the blurred image, as in the table), and compute Grad-CAM's: how much do
+#    they change? Check: ``ht.exercises.check("18b.3", fine_aucs)``.
 
 # %%
 # .. rst-class:: solution
@@ -413,15 +426,24 @@ with torch.no_grad():
 # two scores add up to no more than one. A class-agnostic map finds what
 # stands out; it cannot say which object is which class.
 
+
+def object_hits(method, two):
+    first = method(two.images, target=two.object_labels[:, 0])
+    second = method(two.images, target=two.object_labels[:, 1])
+    return (
+        pointing_game(first, two.object_masks[:, 0]).float().mean().item(),
+        pointing_game(second, two.object_masks[:, 1]).float().mean().item(),
+    )
+
+
 two = ht.make_shapes(64, variant="two", split="test", seed=0)
 hits = {}
 for name in ("Grad-CAM", "Eigen-CAM"):
     method = methods[name]
+    hits_first, hits_second = object_hits(method, two)
     first = method(two.images, target=two.object_labels[:, 0])
     second = method(two.images, target=two.object_labels[:, 1])
-    hits_first = pointing_game(first, two.object_masks[:, 0]).float().mean()
-    hits_second = pointing_game(second, two.object_masks[:, 1]).float().mean()
-    hits[name] = (hits_first.item(), hits_second.item(), (first - second).abs().max().item())
+    hits[name] = (hits_first, hits_second, (first - second).abs().max().item())
     print(
         f"{name}: first object {hits_first:.2f}, second object {hits_second:.2f}, "
         f"together {hits_first + hits_second:.2f}, "
@@ -440,6 +462,25 @@ assert not (two.object_masks[:, 0] & two.object_masks[:, 1]).any()
 assert hits["Eigen-CAM"][0] + hits["Eigen-CAM"][1] <= 1, hits
 # sphinx_gallery_end_ignore
 
+ht.exercises.check("18b.1", object_hits)
+
+# sphinx_gallery_start_ignore
+from page_checks import assert_check  # docs/_ext: the build's checks
+
+
+# both maps scored on the first object's mask
+def object_hits_one_mask(method, two):
+    first = method(two.images, target=two.object_labels[:, 0])
+    second = method(two.images, target=two.object_labels[:, 1])
+    return (
+        pointing_game(first, two.object_masks[:, 0]).float().mean().item(),
+        pointing_game(second, two.object_masks[:, 0]).float().mean().item(),
+    )
+
+
+assert_check("18b.1", object_hits, object_hits_one_mask, "one_mask")
+# sphinx_gallery_end_ignore
+
 # %%
 # .. rst-class:: solution
 #
@@ -452,9 +493,16 @@ assert hits["Eigen-CAM"][0] + hits["Eigen-CAM"][1] <= 1, hits
 
 from hooks_tutorial.metrics import energy_pointing_game
 
-energy, above_zero = {}, {}
+
+def energy_column(candidates, masks):
+    return {
+        name: energy_pointing_game(saliency, masks).mean().item()
+        for name, saliency in candidates.items()
+    }
+
+
+energy, above_zero = energy_column(candidates, test.masks), {}
 for name, saliency in candidates.items():
-    energy[name] = energy_pointing_game(saliency, test.masks).mean().item()
     above_zero[name] = (saliency > 0).float().mean().item()
     print(f"{name:>10}: energy on the object {energy[name]:.3f}, above zero {above_zero[name]:.3f}")
 print(f"object area, share of the image: {test.masks.float().mean():.3f}")
@@ -480,6 +528,22 @@ assert min(method_energy.values()) > 2 * energy["random map"], energy
 assert abs(energy["random map"] - test.masks.float().mean().item()) < 0.02, energy
 # sphinx_gallery_end_ignore
 
+ht.exercises.check("18b.2", energy_column)
+
+# sphinx_gallery_start_ignore
+
+
+# the pointing game (is the peak on the object?) instead of the share of the mass
+def pointing_column(candidates, masks):
+    return {
+        name: pointing_game(saliency, masks).float().mean().item()
+        for name, saliency in candidates.items()
+    }
+
+
+assert_check("18b.2", energy_column, pointing_column, "pointing")
+# sphinx_gallery_end_ignore
+
 # %%
 # .. rst-class:: solution
 #
@@ -487,20 +551,43 @@ assert abs(energy["random map"] - test.masks.float().mean().item()) < 0.02, ener
 # Sixteen steps are enough for these 64 x 64 images, and four times fewer
 # images go through the model.
 
+
+def fine_aucs(model, images, saliency):
+    return (
+        deletion_auc(model, images, saliency, steps=64, baseline="blur").mean().item(),
+        insertion_auc(model, images, saliency, steps=64, baseline="blur").mean().item(),
+    )
+
+
 fine_steps = {}
-for mode, auc, coarse in (
-    ("deletion", deletion_auc, deletion["Grad-CAM"]),
-    ("insertion", insertion_auc, insertion["Grad-CAM"]),
-):
-    fine = auc(model, images, maps["Grad-CAM"], steps=64, baseline="blur").mean()
-    fine_steps[mode] = (coarse.item(), fine.item())
-    print(f"Grad-CAM {mode}: 16 steps {coarse:.3f}, 64 steps {fine:.3f}")
+fine = {}
+fine["deletion"], fine["insertion"] = fine_aucs(model, images, maps["Grad-CAM"])
+for mode, coarse in (("deletion", deletion["Grad-CAM"]), ("insertion", insertion["Grad-CAM"])):
+    fine_steps[mode] = (coarse.item(), fine[mode])
+    print(f"Grad-CAM {mode}: 16 steps {coarse:.3f}, 64 steps {fine[mode]:.3f}")
 print("image size:", tuple(images.shape[-2:]))
 
 # sphinx_gallery_start_ignore
 # "both areas change by less than a hundredth" (by 0.001 in the builds so far)
 assert all(abs(c - f) < 0.01 for c, f in fine_steps.values()), fine_steps
-from page_checks import assert_no_hooks_left  # docs/_ext: the build's check
+# sphinx_gallery_end_ignore
 
+ht.exercises.check("18b.3", fine_aucs)
+
+# sphinx_gallery_start_ignore
+
+
+# the table's 16 steps instead of 64
+def coarse_aucs(model, images, saliency):
+    return (
+        deletion_auc(model, images, saliency, steps=16, baseline="blur").mean().item(),
+        insertion_auc(model, images, saliency, steps=16, baseline="blur").mean().item(),
+    )
+
+
+assert_check("18b.3", fine_aucs, coarse_aucs, "wrong_steps")
+from page_checks import assert_exercises_checked, assert_no_hooks_left  # docs/_ext
+
+assert_exercises_checked()
 assert_no_hooks_left(globals())
 # sphinx_gallery_end_ignore

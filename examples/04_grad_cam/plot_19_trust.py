@@ -371,20 +371,33 @@ plt.show()
 # Exercises
 # ---------
 #
-# 1. Run deletion with black instead of blurred pixels
-#    (``baseline="zeros"``) and compare the AUCs of the three maps. What
+# Exercises that ask for code come with a check that runs offline, in the
+# downloaded notebook or script: write your answer, then run the
+# ``ht.exercises.check(...)`` call that ends the exercise. The check says what
+# is wrong, or what is right, in the language of the download, and leaves no
+# hook behind; each solution ends with the same call.
+#
+# 1. Write ``black_deletion(model, images, saliency)``, which returns the mean
+#    deletion AUC (10 steps, as above) with black instead of blurred pixels
+#    (``baseline="zeros"``), and compare the AUCs of the three maps. What
 #    does the model see when the object, or a disk in the middle of the
-#    image, is painted black?
+#    image, is painted black? Check:
+#    ``ht.exercises.check("19.1", black_deletion)``.
 # 2. Use the object masks as a fourth map (``data.masks.float()``). Is the
-#    object itself the best explanation by deletion and insertion? What
-#    does the model see when only the object's pixels are blurred?
-# 3. Run the randomization test on the *plain* input gradient
-#    (``torch.autograd.grad`` of the score with respect to the input) in two
-#    forms: its absolute value, largest over the colour channels, as for
-#    guided backpropagation above; and the signed gradient, summed over the
-#    channels and scaled to [0, 1] with 0.5 for zero. Compare the
-#    similarities after ``fc`` with those of Grad-CAM and guided
-#    backpropagation. Does the plain gradient pass the test?
+#    object itself the best explanation by deletion and insertion? Write
+#    ``blur_object(images, masks)``, which blurs only the object's pixels,
+#    with the blur of ``baseline="blur"`` (``gaussian_blur(images, 11,
+#    5.0)``): what does the model see then? Check:
+#    ``ht.exercises.check("19.2", blur_object)``.
+# 3. Write ``gradient_map(model, x, target, signed)``, which returns a map of
+#    the *plain* input gradient (``torch.autograd.grad`` of the score with
+#    respect to the input) in two forms: with ``signed=False``, its absolute
+#    value, largest over the colour channels, as for guided backpropagation
+#    above; with ``signed=True``, the signed gradient, summed over the
+#    channels and scaled to [0, 1] with 0.5 for zero. Run the randomization
+#    test on both forms and compare the similarities after ``fc`` with those
+#    of Grad-CAM and guided backpropagation. Does the plain gradient pass the
+#    test? Check: ``ht.exercises.check("19.3", gradient_map)``.
 
 # %%
 # .. rst-class:: solution
@@ -400,11 +413,15 @@ plt.show()
 # the model's reaction to black shapes as much as the map; this is why the
 # page uses the blurred baseline.
 
+
+def black_deletion(model, images, saliency):
+    return metrics.deletion_auc(model, images, saliency, steps=10, baseline="zeros").mean().item()
+
+
 black_auc = {}
 for name, m in maps.items():
-    auc = metrics.deletion_auc(model, images, m, steps=10, baseline="zeros")
-    black_auc[name] = auc.mean().item()
-    print(f"{name:10s} deletion AUC, black pixels: {auc.mean().item():.3f}")
+    black_auc[name] = black_deletion(model, images, m)
+    print(f"{name:10s} deletion AUC, black pixels: {black_auc[name]:.3f}")
 disk = centre_maps > centre_map.quantile(0.8)  # the central 20 % of the pixels
 in_black = {}
 for name, hole in (("object", data.masks), ("central disk", disk)):
@@ -424,6 +441,20 @@ assert black_auc["centre"] < black_auc["random"] < black_auc["Grad-CAM"], black_
 # class on most images" (10 so far)
 assert in_black["central disk"][1] > 6, in_black
 assert in_black["object"][0] > 6, in_black
+# sphinx_gallery_end_ignore
+
+ht.exercises.check("19.1", black_deletion)
+
+# sphinx_gallery_start_ignore
+from page_checks import assert_check  # docs/_ext: the build's checks
+
+
+# blurred pixels, the page's baseline, instead of black ones
+def blurred_deletion(model, images, saliency):
+    return metrics.deletion_auc(model, images, saliency, steps=10, baseline="blur").mean().item()
+
+
+assert_check("19.1", black_deletion, blurred_deletion, "blurred")
 # sphinx_gallery_end_ignore
 
 # %%
@@ -452,9 +483,14 @@ for name, m in four_maps.items():
         f" insertion AUC {insertion.mean().item():.3f}"
     )
 
+
+def blur_object(images, masks):
+    blurred = gaussian_blur(images, 11, 5.0)  # the blur of baseline="blur"
+    return torch.where(masks[:, None], blurred, images)
+
+
 with torch.no_grad():
-    blur = gaussian_blur(images, 11, 5.0)  # the blur of baseline="blur"
-    called = model(torch.where(data.masks[:, None], blur, images)).argmax(dim=1)
+    called = model(blur_object(images, data.masks)).argmax(dim=1)
 print(f"object blurred: still the explained class on {(called == predicted).sum()} of 12 images")
 object_first = data.masks.float() + 0.5 * gradcam_maps  # the object, then Grad-CAM's order
 auc = metrics.deletion_auc(model, images, object_first, steps=10, baseline="blur")
@@ -474,6 +510,19 @@ assert abs(auc.mean().item() - four_aucs["Grad-CAM"][0]) < 0.02, auc.mean()
 assert auc.mean().item() < four_aucs["mask"][0] - 0.05, auc.mean()
 # sphinx_gallery_end_ignore
 
+ht.exercises.check("19.2", blur_object)
+
+# sphinx_gallery_start_ignore
+
+
+# the mask the wrong way round: the background blurred, the object kept
+def blur_background(images, masks):
+    return torch.where(masks[:, None], images, gaussian_blur(images, 11, 5.0))
+
+
+assert_check("19.2", blur_object, blur_background, "inverted")
+# sphinx_gallery_end_ignore
+
 # %%
 # .. rst-class:: solution
 #
@@ -489,17 +538,18 @@ assert auc.mean().item() < four_aucs["mask"][0] - 0.05, auc.mean()
 # without absolute values.
 
 
+def gradient_map(model, x, target, signed):
+    x = x.clone().requires_grad_(True)
+    score = model(x).gather(1, target[:, None]).sum()
+    (grad,) = torch.autograd.grad(score, x)
+    saliency = grad.sum(dim=1) if signed else grad.abs().amax(dim=1)
+    saliency = saliency / saliency.flatten(1).abs().amax(dim=1)[:, None, None]
+    return (saliency + 1) / 2 if signed else saliency
+
+
 def gradient_explainer(signed):
     def make(model_copy):
-        def explain(x, target):
-            x = x.clone().requires_grad_(True)
-            score = model_copy(x).gather(1, target[:, None]).sum()
-            (grad,) = torch.autograd.grad(score, x)
-            saliency = grad.sum(dim=1) if signed else grad.abs().amax(dim=1)
-            saliency = saliency / saliency.flatten(1).abs().amax(dim=1)[:, None, None]
-            return (saliency + 1) / 2 if signed else saliency
-
-        return explain
+        return lambda x, target: gradient_map(model_copy, x, target, signed)
 
     return make
 
@@ -533,7 +583,21 @@ assert after_fc["gradient, absolute"][1] < after_fc["guided backprop"][1] - 0.2,
 # Grad-CAM's": within 0.1 of zero (-0.03 so far; Grad-CAM 0.27)
 assert abs(after_fc["gradient, signed"][0]) < 0.1, after_fc
 assert after_fc["gradient, signed"][0] < after_fc["Grad-CAM"][0], after_fc
-from page_checks import assert_no_hooks_left  # docs/_ext: the build's check
+# sphinx_gallery_end_ignore
 
+ht.exercises.check("19.3", gradient_map)
+
+# sphinx_gallery_start_ignore
+
+
+# signed=True answered with the absolute value: the sign is lost
+def gradient_map_unsigned(model, x, target, signed):
+    return gradient_map(model, x, target, signed=False)
+
+
+assert_check("19.3", gradient_map, gradient_map_unsigned, "absolute")
+from page_checks import assert_exercises_checked, assert_no_hooks_left  # docs/_ext
+
+assert_exercises_checked()
 assert_no_hooks_left(globals())
 # sphinx_gallery_end_ignore

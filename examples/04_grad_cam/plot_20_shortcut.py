@@ -253,15 +253,29 @@ assert shares["clean model"][0] < shares["shortcut model"][0] / 5, shares
 # Exercises
 # ---------
 #
-# 1. Compute the energy shares on the *training-like* images. Could Grad-CAM
-#    have caught the shortcut before any test data with random cues existed?
-# 2. With :obj:`hooks_tutorial.metrics.pointing_game`, count how often the
-#    maximum of each model's map falls on the cue and how often on the
-#    object: strictly, and within 4 and 8 pixels (``tolerance=4``, as on
-#    page 17, and ``tolerance=8``). Why is the strict count on the cue low?
-# 3. Paint over the cue of the test images with the colour of a nearby
-#    background pixel and measure both models' accuracy again. Does the
-#    shortcut model recover once the misleading cue is gone?
+# Exercises that ask for code come with a check that runs offline, in the
+# downloaded notebook or script: write your answer, then run the
+# ``ht.exercises.check(...)`` call that ends the exercise. The check says what
+# is wrong, or what is right, in the language of the download, and leaves no
+# hook behind; each solution ends with the same call.
+#
+# 1. Write ``cue_and_object_shares(model, data)``, which returns the mean
+#    energy shares of the model's Grad-CAM maps on the cue and on the object
+#    (``return on_cue, on_object``), and compute them on the *training-like*
+#    images. Could Grad-CAM have caught the shortcut before any test data
+#    with random cues existed? Check:
+#    ``ht.exercises.check("20.1", cue_and_object_shares)``.
+# 2. Write ``pointing_shares(maps, masks)``, which returns with
+#    :obj:`hooks_tutorial.metrics.pointing_game` the share of the maps whose
+#    maximum falls on the mask: strictly, and within 4 and 8 pixels
+#    (``tolerance=4``, as on page 17, and ``tolerance=8``). Use it on the cue
+#    and on the object, for each model. Why is the strict share on the cue
+#    low? Check: ``ht.exercises.check("20.2", pointing_shares)``.
+# 3. Write ``paint_over_cue(images, cue_masks)``, which returns a copy of the
+#    images with the cue painted over with the colour of a nearby background
+#    pixel, and measure both models' accuracy again on the test images. Does
+#    the shortcut model recover once the misleading cue is gone? Check:
+#    ``ht.exercises.check("20.3", paint_over_cue)``.
 
 # %%
 # .. rst-class:: solution
@@ -272,11 +286,18 @@ assert shares["clean model"][0] < shares["shortcut model"][0] / 5, shares
 # than the clean model's maps, which put little on the cue. The maps show the
 # shortcut before any data exists on which it fails.
 
+
+def cue_and_object_shares(model, data):
+    m = ht.GradCAM(model, "relu3")(data.images)
+    return (
+        metrics.energy_pointing_game(m, data.cue_masks).mean().item(),
+        metrics.energy_pointing_game(m, data.masks).mean().item(),
+    )
+
+
 train_shares = {}
 for name, model in models.items():
-    m = ht.GradCAM(model, "relu3")(train_like.images)
-    on_cue = metrics.energy_pointing_game(m, train_like.cue_masks).mean().item()
-    on_object = metrics.energy_pointing_game(m, train_like.masks).mean().item()
+    on_cue, on_object = cue_and_object_shares(model, train_like)
     train_shares[name] = (on_cue, on_object)
     print(f"{name:16s} cue {on_cue:.3f}  object {on_object:.3f}")
 print(f"area share of the cue {train_like.cue_masks.float().mean():.3f}")
@@ -293,6 +314,20 @@ assert train_shares["shortcut model"][0] > 5 * train_cue_area, train_shares
 assert train_shares["shortcut model"][1] < train_shares["clean model"][1] / 2, train_shares
 # "which put little on the cue": less than twice its area (0.006 so far)
 assert train_shares["clean model"][0] < 2 * train_cue_area, train_shares
+# sphinx_gallery_end_ignore
+
+ht.exercises.check("20.1", cue_and_object_shares)
+
+# sphinx_gallery_start_ignore
+from page_checks import assert_check  # docs/_ext: the build's checks
+
+
+# the two shares the other way round
+def object_and_cue_shares(model, data):
+    return cue_and_object_shares(model, data)[::-1]
+
+
+assert_check("20.1", cue_and_object_shares, object_and_cue_shares, "swapped")
 # sphinx_gallery_end_ignore
 
 # %%
@@ -317,6 +352,13 @@ assert train_shares["clean model"][0] < 2 * train_cue_area, train_shares
 # nearly equal cells holds the maximum, can change with the machine, so
 # these shares can differ slightly on yours.
 
+
+def pointing_shares(maps, masks):
+    return [
+        metrics.pointing_game(maps, masks, tolerance=t).float().mean().item() for t in (0, 4, 8)
+    ]
+
+
 pointing = {}
 print(
     "Grad-CAM grid:",
@@ -324,10 +366,7 @@ print(
 )
 for name in models:
     for region, masks in (("cue", test.cue_masks), ("object", test.masks)):
-        hits = [
-            metrics.pointing_game(test_maps[name], masks, tolerance=t).float().mean().item()
-            for t in (0, 4, 8)
-        ]
+        hits = pointing_shares(test_maps[name], masks)
         pointing[name, region] = hits
         print(
             f"{name:16s} maximum on {region:6s}: strict {hits[0]:.3f},"
@@ -392,6 +431,19 @@ for corner, block in corner_blocks.items():
 assert unequal["bottom right"] == max(unequal.values()) > 0, unequal
 # sphinx_gallery_end_ignore
 
+ht.exercises.check("20.2", pointing_shares)
+
+# sphinx_gallery_start_ignore
+
+
+# counts of hits instead of shares
+def pointing_counts(maps, masks):
+    return [int(metrics.pointing_game(maps, masks, tolerance=t).sum()) for t in (0, 4, 8)]
+
+
+assert_check("20.2", pointing_shares, pointing_counts, "counts")
+# sphinx_gallery_end_ignore
+
 # %%
 # .. rst-class:: solution
 #
@@ -401,12 +453,18 @@ assert unequal["bottom right"] == max(unequal.values()) > 0, unequal
 # the shortcut model never learned them, it learned to read the cue, as its
 # maps showed. The fix is to retrain on data without the cue.
 
-cleaned = test.images.clone()
-for i in range(len(test)):
-    ys, xs = torch.nonzero(test.cue_masks[i], as_tuple=True)
-    y = 0 if ys.min() < 32 else 63
-    x = 0 if xs.min() < 32 else 63
-    cleaned[i][:, ys, xs] = test.images[i][:, y, x][:, None]
+
+def paint_over_cue(images, cue_masks):
+    cleaned = images.clone()
+    for i in range(len(images)):
+        ys, xs = torch.nonzero(cue_masks[i], as_tuple=True)
+        y = 0 if ys.min() < 32 else 63  # the corner next to the cue
+        x = 0 if xs.min() < 32 else 63
+        cleaned[i][:, ys, xs] = images[i][:, y, x][:, None]
+    return cleaned
+
+
+cleaned = paint_over_cue(test.images, test.cue_masks)
 without_cue = {}
 with torch.no_grad():
     for name, model in models.items():
@@ -421,7 +479,24 @@ print(f"chance level for {len(test.classes)} classes:", 1 / len(test.classes))
 assert abs(without_cue["shortcut model"] - 0.2) < 0.08, without_cue
 # "while the clean model's stays high": above 0.95 (0.990 so far)
 assert without_cue["clean model"] > 0.95, without_cue
-from page_checks import assert_no_hooks_left  # docs/_ext: the build's check
+# sphinx_gallery_end_ignore
 
+ht.exercises.check("20.3", paint_over_cue)
+
+# sphinx_gallery_start_ignore
+
+
+# painting the given images themselves: the test set loses its cue
+def paint_over_cue_in_place(images, cue_masks):
+    for i in range(len(images)):
+        ys, xs = torch.nonzero(cue_masks[i], as_tuple=True)
+        images[i][:, ys, xs] = images[i][:, 0, 0][:, None]
+    return images
+
+
+assert_check("20.3", paint_over_cue, paint_over_cue_in_place, "in_place")
+from page_checks import assert_exercises_checked, assert_no_hooks_left  # docs/_ext
+
+assert_exercises_checked()
 assert_no_hooks_left(globals())
 # sphinx_gallery_end_ignore

@@ -349,16 +349,26 @@ assert ht.count_hooks(model).total == ht.count_hooks(inplace_model).total == 0
 # Exercises
 # ---------
 #
+# Exercises that ask for code come with a check that runs offline, in the
+# downloaded notebook or script: write your answer, then run the
+# ``ht.exercises.check(...)`` call that ends the exercise. The check says what
+# is wrong, or what is right, in the language of the download, and leaves no
+# hook behind; each solution ends with the same call.
+#
 # 1. The *deconvnet* rule (Zeiler & Fergus, ECCV 2014) passes
 #    :math:`\max(g, 0)` through a ReLU whatever its input was. Write its hook
-#    (use ``grad_output``), draw the resulting map for the first image, and
-#    measure its mass near the outline as above.
-# 2. Compute the guided gradients for each image's *second* most likely class
-#    and measure how much they differ from those of the top class (for
-#    example with :obj:`hooks_tutorial.metrics.spearman`). Do the same for
-#    Grad-CAM. Which method is more class-specific?
+#    ``deconv_hook(module, grad_input, grad_output)`` (use ``grad_output``),
+#    draw the resulting map for the first image, and measure its mass near
+#    the outline as above. Check: ``ht.exercises.check("21.1", deconv_hook)``.
+# 2. Write ``top_vs_second(model, explain, images)``, which returns, for each
+#    image, the rank correlation (:obj:`hooks_tutorial.metrics.spearman`)
+#    between the maps ``explain(images, target)`` of its most likely and of
+#    its *second* most likely class. Apply it to the guided gradients and to
+#    Grad-CAM. Which method is more class-specific? Check:
+#    ``ht.exercises.check("21.2", top_vs_second)``.
 # 3. Write a context manager ``guided_relus(model)`` that registers the
 #    guided hooks on entry and removes them on exit, even after an error.
+#    Check: ``ht.exercises.check("21.3", guided_relus)``.
 
 # %%
 # .. rst-class:: solution
@@ -399,6 +409,15 @@ assert (deconv_shares < near_outline["guided backprop"]).all(), deconv_shares
 assert (deconv_shares > near_outline["gradient"]).all(), deconv_shares
 # sphinx_gallery_end_ignore
 
+ht.exercises.check("21.1", deconv_hook)
+
+# sphinx_gallery_start_ignore
+from page_checks import assert_check  # docs/_ext: the build's checks
+
+# the page's guided rule: it clamps grad_input, which keeps the forward mask
+assert_check("21.1", deconv_hook, guided_relu_hook, "guided")
+# sphinx_gallery_end_ignore
+
 # %%
 # .. rst-class:: solution
 #
@@ -411,11 +430,19 @@ assert (deconv_shares > near_outline["gradient"]).all(), deconv_shares
 
 from hooks_tutorial.metrics import spearman
 
-with torch.no_grad():
-    second = model(images).topk(2, dim=1).indices[:, 1]
-guided_second = ht.GuidedBackprop(model)(images, target=second)
-guided_rho = spearman(to_image(guided), to_image(guided_second))
-cam_rho = spearman(gradcam(images, target=predicted), gradcam(images, target=second))
+
+def top_vs_second(model, explain, images):
+    with torch.no_grad():
+        top_two = model(images).topk(2, dim=1).indices
+    return spearman(explain(images, top_two[:, 0]), explain(images, top_two[:, 1]))
+
+
+def guided_maps(x, target):
+    return to_image(ht.GuidedBackprop(model)(x, target=target))
+
+
+guided_rho = top_vs_second(model, guided_maps, images)
+cam_rho = top_vs_second(model, gradcam, images)
 print("guided backprop, top vs second class:", " ".join(f"{v:.2f}" for v in guided_rho.tolist()))
 print("Grad-CAM, top vs second class:       ", " ".join(f"{v:.2f}" for v in cam_rho.tolist()))
 
@@ -424,6 +451,21 @@ print("Grad-CAM, top vs second class:       ", " ".join(f"{v:.2f}" for v in cam_
 # change much more" (0.31 at most so far): every one 0.3 below the lowest guided one
 assert guided_rho.min() > 0.6, guided_rho
 assert cam_rho.max() < guided_rho.min() - 0.3, (cam_rho, guided_rho)
+# sphinx_gallery_end_ignore
+
+ht.exercises.check("21.2", top_vs_second)
+
+# sphinx_gallery_start_ignore
+
+
+# the top class twice: every correlation is 1
+def top_vs_top(model, explain, images):
+    with torch.no_grad():
+        top = model(images).argmax(dim=1)
+    return spearman(explain(images, top), explain(images, top))
+
+
+assert_check("21.2", top_vs_second, top_vs_top, "same_class")
 # sphinx_gallery_end_ignore
 
 # %%
@@ -471,7 +513,29 @@ print("hooks after an error in the block:", ht.count_hooks(model).total)
 assert inside == 3
 assert torch.equal(by_context, guided)
 assert ht.count_hooks(model).total == 0
-from page_checks import assert_no_hooks_left  # docs/_ext: the build's check
+# sphinx_gallery_end_ignore
 
+ht.exercises.check("21.3", guided_relus)
+
+# sphinx_gallery_start_ignore
+
+
+# without try/finally: an error at the yield skips the removal
+@contextlib.contextmanager
+def guided_relus_no_finally(model):
+    handles = [
+        m.register_full_backward_hook(guided_relu_hook)
+        for m in model.modules()
+        if isinstance(m, nn.ReLU)
+    ]
+    yield
+    for handle in handles:
+        handle.remove()
+
+
+assert_check("21.3", guided_relus, guided_relus_no_finally, "left_after_error")
+from page_checks import assert_exercises_checked, assert_no_hooks_left  # docs/_ext
+
+assert_exercises_checked()
 assert_no_hooks_left(globals())
 # sphinx_gallery_end_ignore

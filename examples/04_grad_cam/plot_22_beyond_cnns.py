@@ -397,15 +397,27 @@ assert ht.count_hooks(vit).total == ht.count_hooks(vit_registers).total == 0
 # Exercises
 # ---------
 #
-# 1. Find every module of ``resnet`` on which ``naive_gradcam`` raises. (Hint:
-#    loop over ``resnet.named_modules()``, skip the model itself, the
-#    ``nn.Sequential`` stages and ``fc``, and catch the ``RuntimeError``.)
-#    Which kinds of module are they, and why does a ReLU fail too?
-# 2. Change ``naive_gradcam`` so that it works on ``layer4[1].bn2``, using a
-#    forward hook that returns a clone, as the library does.
-# 3. Build a ``TinyViT`` for 64 x 96 images (an 8 x 12 grid) and explain it
-#    with ``functools.partial(ht.token_reshape_transform, grid=(8, 12))``.
-#    What happens without ``grid``?
+# Exercises that ask for code come with a check that runs offline, in the
+# downloaded notebook or script: write your answer, then run the
+# ``ht.exercises.check(...)`` call that ends the exercise. The check says what
+# is wrong, or what is right, in the language of the download, and leaves no
+# hook behind; each solution ends with the same call.
+#
+# 1. Write ``failing_modules(model, x)``, which returns the names of the
+#    modules of ``model`` on which ``naive_gradcam`` raises, and apply it to
+#    ``resnet``. (Hint: loop over ``model.named_modules()``, skip the model
+#    itself, the ``nn.Sequential`` stages and ``fc``, and catch the
+#    ``RuntimeError``.) Which kinds of module are they, and why does a ReLU
+#    fail too? Check: ``ht.exercises.check("22.1", failing_modules)``.
+# 2. Write ``careful_gradcam(model, layer, x, class_index)``, a version of
+#    ``naive_gradcam`` that works on ``layer4[1].bn2``, using a forward hook
+#    that returns a clone, as the library does. Check:
+#    ``ht.exercises.check("22.2", careful_gradcam)``.
+# 3. Build a ``TinyViT`` for 64 x 96 images (an 8 x 12 grid) and write
+#    ``wide_cam(vit, images)``, which returns its raw Grad-CAM maps at
+#    ``blocks.0`` with ``functools.partial(ht.token_reshape_transform,
+#    grid=(8, 12))``. What happens without ``grid``? Check:
+#    ``ht.exercises.check("22.3", wide_cam)``.
 
 # %%
 # .. rst-class:: solution
@@ -420,16 +432,21 @@ assert ht.count_hooks(vit).total == ht.count_hooks(vit_registers).total == 0
 # hooks on the model.
 
 
-failing = []
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore")  # conv1's input needs no gradient: torch warns
-    for name, module in resnet.named_modules():
-        if name == "" or isinstance(module, (nn.Sequential, nn.Linear)):
-            continue
-        try:
-            naive_gradcam(resnet, module, images, class_index=0)
-        except RuntimeError:
-            failing.append(name)
+def failing_modules(model, x):
+    failing = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # conv1's input needs no gradient: torch warns
+        for name, module in model.named_modules():
+            if name == "" or isinstance(module, (nn.Sequential, nn.Linear)):
+                continue
+            try:
+                naive_gradcam(model, module, x, class_index=0)
+            except RuntimeError:
+                failing.append(name)
+    return failing
+
+
+failing = failing_modules(resnet, images)
 print(len(failing), "modules raise:", failing)
 kinds = {}
 for kind in ("bn1", "bn2", "relu"):
@@ -446,6 +463,24 @@ assert not any("conv" in name or "downsample" in name for name in failing), fail
 assert not any(isinstance(resnet.get_submodule(name), type(resnet.layer4[1])) for name in failing)
 # "finally leaves 0 hooks on the model"
 assert ht.count_hooks(resnet).total == 0
+# sphinx_gallery_end_ignore
+
+ht.exercises.check("22.1", failing_modules)
+
+# sphinx_gallery_start_ignore
+from page_checks import assert_check  # docs/_ext: the build's checks
+
+
+# guessed instead of tried: the BatchNorms before an in-place operation, no ReLU
+def failing_batchnorms(model, x):
+    return [
+        name
+        for name, module in model.named_modules()
+        if isinstance(module, nn.BatchNorm2d) and "downsample" not in name
+    ]
+
+
+assert_check("22.1", failing_modules, failing_batchnorms, "missed_relus")
 # sphinx_gallery_end_ignore
 
 # %%
@@ -485,6 +520,13 @@ assert careful.shape == (2, 2, 2)
 assert torch.allclose(careful, library_map, atol=1e-6)
 # sphinx_gallery_end_ignore
 
+ht.exercises.check("22.2", careful_gradcam)
+
+# sphinx_gallery_start_ignore
+# the page's naive version: its full backward hook raises on a bn2
+assert_check("22.2", careful_gradcam, naive_gradcam, "backward_hook")
+# sphinx_gallery_end_ignore
+
 # %%
 # .. rst-class:: solution
 #
@@ -508,9 +550,16 @@ try:
 except ValueError as error:
     message = str(error)
     print("without grid: ValueError:", error)
+
+
+def wide_cam(vit, images):
+    grid_8x12 = functools.partial(ht.token_reshape_transform, grid=(8, 12))
+    return ht.GradCAM(vit, "blocks.0", reshape_transform=grid_8x12)(images, raw=True)
+
+
 grid_8x12 = functools.partial(ht.token_reshape_transform, grid=(8, 12))
 cam = ht.GradCAM(wide_vit, "blocks.0", reshape_transform=grid_8x12)
-print("raw map:", tuple(cam(wide, raw=True).shape), " upsampled:", tuple(cam(wide).shape))
+print("raw map:", tuple(wide_cam(wide_vit, wide).shape), " upsampled:", tuple(cam(wide).shape))
 
 # sphinx_gallery_start_ignore
 # "97 tokens ... do not form a square grid, and the error says what to pass"
@@ -520,7 +569,23 @@ assert "grid=(h, w)" in message
 # "the raw map is 8 x 12 and the upsampled map 64 x 96"
 assert cam(wide, raw=True).shape == (2, 8, 12)
 assert cam(wide).shape == (2, 64, 96)
-from page_checks import assert_no_hooks_left  # docs/_ext: the build's check
+assert torch.equal(wide_cam(wide_vit, wide), cam(wide, raw=True))
+# sphinx_gallery_end_ignore
 
+ht.exercises.check("22.3", wide_cam)
+
+# sphinx_gallery_start_ignore
+
+
+# rows and columns swapped: a 12 x 8 grid
+def wide_cam_swapped(vit, images):
+    grid_12x8 = functools.partial(ht.token_reshape_transform, grid=(12, 8))
+    return ht.GradCAM(vit, "blocks.0", reshape_transform=grid_12x8)(images, raw=True)
+
+
+assert_check("22.3", wide_cam, wide_cam_swapped, "swapped")
+from page_checks import assert_exercises_checked, assert_no_hooks_left  # docs/_ext
+
+assert_exercises_checked()
 assert_no_hooks_left(globals())
 # sphinx_gallery_end_ignore
