@@ -437,7 +437,7 @@ assert_check("32b.2", to_double, lambda module, name, param: param.double(), "no
 # .. rst-class:: solution
 #
 # **Solution 3.** From ``nn.Linear`` itself: it calls
-# ``torch.nn.functional.linear``, which on these 2-D inputs is made of two
+# ``torch.nn.functional.linear``, which on these inputs (matrices) is made of two
 # ``aten`` operations, ``t`` (the weight transposed) and ``addmm`` (input
 # times that, plus the bias). A dispatch mode sees operations after such a
 # translation, so it shows how PyTorch computes a layer, not how the model's

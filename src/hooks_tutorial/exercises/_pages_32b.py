@@ -62,7 +62,7 @@ def _modes_left(before: int) -> int:
         "Your dispatch mode counted {counts} calls of `aten.relu` in the two models' forward "
         "passes: the ReLU module and the `torch.relu` and `F.relu` calls in `forward` alike, "
         "because every one of them ends in the same operation.",
-        "你的分发模式在两个模型的前向传播中数到 {counts} 次 `aten.relu` 调用。ReLU 模块以及 "
+        "你的分派模式在两个模型的前向传播中数到 {counts} 次 `aten.relu` 调用。ReLU 模块以及 "
         "`forward` 里的 `torch.relu` 和 `F.relu` 调用都被数到了，因为它们最终都是同一个运算。",
     ),
     module_hooks_only=Text(
@@ -90,7 +90,7 @@ def _modes_left(before: int) -> int:
         "Your function left {left} dispatch mode(s) active after it returned, so every later "
         "operation in the notebook would still go through it (the check removed it). Enter "
         "the mode with `with`, which leaves it even when the model raises.",
-        "你的函数返回后仍有 {left} 个分发模式处于激活状态，之后笔记本里的每个运算都会经过它"
+        "你的函数返回后仍有 {left} 个分派模式处于激活状态，之后笔记本里的每个运算都会经过它"
         "（检查已把它移除）。请用 `with` 进入模式，这样即使模型抛出异常也会退出。",
     ),
 )
