@@ -225,8 +225,10 @@ layer = nn.Linear(3, 2)
 handle.remove()
 check_values.remove()
 print({name: p.dtype for name, p in layer.named_parameters()})
-print("weight at registration equals the final weight:",
-      torch.equal(seen_at_registration[0], layer.weight.detach()))
+print(
+    "weight at registration equals the final weight:",
+    torch.equal(seen_at_registration[0], layer.weight.detach()),
+)
 print("output dtype:", layer(torch.randn(1, 3, dtype=torch.float64)).dtype)
 
 # sphinx_gallery_start_ignore
@@ -272,15 +274,18 @@ if has_node_creation_hook:
     print("ran:    ", ran)
     print("created but never ran:", sorted((Counter(created) - Counter(ran)).elements()))
 else:
-    print(f"torch.autograd.graph.node_creation_hook needs torch 2.14 or newer; this is "
-          f"torch {torch.__version__}, so this part is skipped.")
+    print(
+        f"torch.autograd.graph.node_creation_hook needs torch 2.14 or newer; this is "
+        f"torch {torch.__version__}, so this part is skipped."
+    )
 
 # sphinx_gallery_start_ignore
 if has_node_creation_hook:
     # "one AccumulateGrad node per parameter": the four leaves of fresh
     assert created.count("AccumulateGrad") == 4, created
     # "the backward pass runs them from the loss back"
-    assert ran[0] == "SumBackward0" and created[-1] == "SumBackward0", (created, ran)
+    assert ran[0] == "SumBackward0", ran
+    assert created[-1] == "SumBackward0", created
     # "ExpBackward0 was created but never ran": the only difference
     assert sorted((Counter(created) - Counter(ran)).elements()) == ["ExpBackward0"]
     assert not Counter(ran) - Counter(created)
@@ -418,7 +423,8 @@ assert all(p.dtype == torch.float64 for p in double_model.parameters())
 plain = register_module_parameter_registration_hook(lambda module, name, param: param.double())
 not_a_leaf = nn.Linear(3, 2)
 plain.remove()
-assert type(not_a_leaf.weight) is torch.Tensor and not not_a_leaf.weight.is_leaf
+assert type(not_a_leaf.weight) is torch.Tensor
+assert not not_a_leaf.weight.is_leaf
 try:
     torch.optim.SGD(not_a_leaf.parameters(), lr=0.1)
     refused = False

@@ -10,8 +10,9 @@ from typing import Any
 
 import torch
 from torch import nn
+from torch._C import _len_torch_dispatch_stack
 from torch.nn.modules.module import register_module_parameter_registration_hook
-from torch.utils._python_dispatch import _get_current_dispatch_mode, _len_torch_dispatch_stack
+from torch.utils._python_dispatch import _get_current_dispatch_mode
 
 from ._helpers import require_callable, returned_type
 from ._language import Text
