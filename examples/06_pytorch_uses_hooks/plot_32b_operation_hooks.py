@@ -97,11 +97,12 @@ assert not any(isinstance(module, nn.ReLU) for module in net.modules())
 # A ``TorchDispatchMode`` subclass defines ``__torch_dispatch__(func, types,
 # args, kwargs)``; inside ``with`` the mode, PyTorch calls it for every
 # ``aten`` operation instead of running the operation, and the method runs
-# it with ``func(*args, **kwargs)``. It is the lowest hook PyTorch has: the
-# operations arrive after ``nn.Linear`` and ``torch.relu`` were translated
-# into ``aten`` operations, and after autograd, so the backward pass's
-# operations arrive too. (The class lives in ``torch.utils._python_dispatch``,
-# the import path PyTorch's own documentation uses.)
+# it with ``func(*args, **kwargs)``. It sits below the modules and below
+# autograd: the operations arrive after ``nn.Linear`` and ``torch.relu`` were
+# translated into ``aten`` operations, and after autograd, so the backward
+# pass's operations arrive too. (The class lives in
+# ``torch.utils._python_dispatch``, the import path PyTorch's own
+# documentation uses.)
 
 
 class OpCounter(TorchDispatchMode):
@@ -136,6 +137,14 @@ assert "aten.mm.default" in backward_ops.ops
 from torch.utils._python_dispatch import _len_torch_dispatch_stack
 
 assert _len_torch_dispatch_stack() == 0
+# "torch.utils.flop_counter.FlopCounterMode counts floating-point operations this way":
+# inside it, a dispatch mode is on the stack
+from torch.utils.flop_counter import FlopCounterMode
+
+with FlopCounterMode(display=False) as flop_counter:
+    assert _len_torch_dispatch_stack() == 1
+    net(x)
+assert flop_counter.get_total_flops() > 0
 # sphinx_gallery_end_ignore
 
 # %%
