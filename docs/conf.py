@@ -65,6 +65,8 @@ extensions = [
     "reading_time",  # docs/_ext/reading_time.py: each tutorial's reading and running time
     "fast_path",  # docs/_ext/fast_path.py: the fast path's box and each step's banner, from one list
     "download_language",  # docs/_ext/download_language.py: each download says its language
+    "code_comments",  # docs/_ext/code_comments.py: code comments translated through the catalogs
+    "figure_texts",  # docs/_ext/figure_texts.py: the figures' words in Chinese on zh_CN pages
 ]
 
 # The exercise checks that the pages run (ht.exercises.check) print English, like every
@@ -175,15 +177,62 @@ sphinx_gallery_conf = {
     "plot_gallery": "True",
     "default_thumb_file": str(HERE / "_static" / "thumb.png"),
     # every notebook starts with the install it needs, commented out: harmless
-    # where the library is installed (the code is the same in both languages)
+    # where the library is installed (the code is the same in both languages; the
+    # zh_CN notebooks' comments are Chinese: docs/_ext/localized_downloads.py)
     "first_notebook_cell": (
-        "# This notebook needs the hooks_tutorial library (本笔记本需要 hooks_tutorial 库).\n"
+        "# This notebook needs the hooks_tutorial library.\n"
         "# If it is not installed, remove one leading '#' and run this cell once:\n"
         f"# %pip install {DISTRIBUTION}\n"
         f'# %pip install "git+{REPOSITORY}"'
     ),
     # "pypandoc": off; docs/_ext/notebooks.py converts each notebook's prose in one pandoc call
 }
+
+# -- Code comments in the zh_CN pages and downloads (docs/_ext/code_comments.py) ----
+# The pages whose code comments are messages of their catalogs: their comments are
+# extracted by `nox -s translations`, shown translated on the zh_CN page and in its
+# downloads, and a comment without a translation fails the zh_CN build. A page's
+# comments stay English until it is listed here; list a page, run
+# `nox -s translations`, then translate its new messages.
+code_comment_pages = [
+    "auto_examples/01_python_foundations/plot_01_callbacks",
+    "auto_examples/01_python_foundations/plot_02_callbacks_vs_decorators",
+    "auto_examples/01_python_foundations/plot_03_lambda",
+    "auto_examples/01_python_foundations/plot_04_training_callbacks",
+    "auto_examples/02_module_hooks/plot_05_forward_hooks",
+    "auto_examples/02_module_hooks/plot_06_forward_pre_hooks",
+    "auto_examples/02_module_hooks/plot_07_backward_hooks",
+    "auto_examples/02_module_hooks/plot_08_handles_and_leaks",
+    "auto_examples/02_module_hooks/plot_09_firing_order",
+    "auto_examples/03_tensor_hooks/plot_10_tensor_hooks",
+    "auto_examples/03_tensor_hooks/plot_11_parameter_hooks",
+    "auto_examples/03_tensor_hooks/plot_12_saved_tensor_hooks",
+    "auto_examples/03_tensor_hooks/plot_13_debugging",
+    "auto_examples/03_tensor_hooks/plot_14_pitfalls",
+    "auto_examples/04_grad_cam/plot_15_train_cnn",
+    "auto_examples/04_grad_cam/plot_16_gradcam_from_scratch",
+    "auto_examples/04_grad_cam/plot_17_gradcam_library",
+    "auto_examples/04_grad_cam/plot_18_cam_family",
+    "auto_examples/04_grad_cam/plot_18b_measuring_cams",
+    "auto_examples/04_grad_cam/plot_19_trust",
+    "auto_examples/04_grad_cam/plot_20_shortcut",
+    "auto_examples/04_grad_cam/plot_21_guided_backprop",
+    "auto_examples/04_grad_cam/plot_22_beyond_cnns",
+]
+# The pages whose figures' words are messages of their catalogs (the same steps): the
+# zh_CN page shows a copy of each figure drawn with the translations and a CJK font
+# (docs/_ext/figure_texts.py); a word without a translation fails the zh_CN build.
+figure_text_pages = [
+    "auto_examples/01_python_foundations/plot_01_callbacks",
+    "auto_examples/01_python_foundations/plot_02_callbacks_vs_decorators",
+    "auto_examples/01_python_foundations/plot_03_lambda",
+    "auto_examples/01_python_foundations/plot_04_training_callbacks",
+    "auto_examples/02_module_hooks/plot_05_forward_hooks",
+    "auto_examples/02_module_hooks/plot_06_forward_pre_hooks",
+    "auto_examples/02_module_hooks/plot_07_backward_hooks",
+    "auto_examples/02_module_hooks/plot_08_handles_and_leaks",
+    "auto_examples/02_module_hooks/plot_09_firing_order",
+]
 
 # -- The fast path to Grad-CAM (docs/_ext/fast_path.py) ------------------------
 # The one list of the path: its pages in reading order, each with what it gives the

@@ -28,6 +28,8 @@ Two jobs that no package does for sphinx-gallery's figures:
   :func:`check_phone_figures` warns (``-W``: the build fails) for every figure of
   a page with text under :data:`MIN_TEXT_PX` or an image panel narrower than
   :data:`MIN_PANEL_PX`, naming the page, the figure and the text.
+- The figure itself and its words are kept beside the image for its Chinese
+  copy (``docs/_ext/figure_texts.py``).
 - :func:`link_figures`: each gallery figure is a link to its largest file, so a
   tap (or Enter) opens the full image, which a phone can zoom.
 """
@@ -41,6 +43,8 @@ from contextlib import contextmanager
 from html import unescape
 from pathlib import Path
 from typing import Any
+
+from figure_texts import record_figure
 
 MAX_WIDTH = 800  # px at 1x: the article column of pydata-sphinx-theme is narrower
 # the text before an image (from the start of the article) past which it is surely
@@ -166,6 +170,7 @@ class WebFigures:
         from sphinx_gallery.scrapers import matplotlib_scraper  # noqa: PLC0415
 
         numbers = plt.get_fignums()  # the scraper saves them in this order
+        figures = {n: plt.figure(n) for n in numbers}  # kept for the zh_CN copies
         with _recording() as seen:
             rst = matplotlib_scraper(
                 block, block_vars, gallery_conf, format="webp", pil_kwargs=dict(WEBP)
@@ -176,6 +181,9 @@ class WebFigures:
                 path = Path(gallery_conf["src_dir"]) / name.lstrip("/")
                 measures = path.with_name(path.name + MEASURES)
                 measures.write_text(json.dumps(phone_measures(seen[number])), encoding="utf-8")
+                # the figure and its words, for its Chinese copy (docs/_ext/figure_texts.py)
+                texts = [text for text, _ in seen[number]["texts"].values()]
+                record_figure(path, figures[number], texts)
         # scale each saved file down to the width it is shown at (2x: twice that)
         for name in re.findall(r"/[^\s,]+\.webp", rst):
             path = Path(gallery_conf["src_dir"]) / name.lstrip("/")

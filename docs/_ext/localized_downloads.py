@@ -9,11 +9,14 @@ under the same file names, plus translated "download all" zips in
 download links there.
 
 Only prose changes: the module docstring and the ``# %%`` comment blocks, one
-paragraph, title or list item at a time. Code is copied byte for byte, and the
-build fails if a translated script's code blocks differ from the original's.
-A paragraph without a translation stays English, and the build warns, naming
-the download and the paragraph (an error under ``-W``): a Chinese reader would
-otherwise meet English prose without anyone noticing.
+paragraph, title or list item at a time; the comments inside the code of the
+pages listed in ``code_comment_pages`` (``docs/_ext/code_comments.py``, the same
+messages as the page's code blocks); and the two install lines above the
+docstring. Code tokens are copied byte for byte, and the build fails if a
+translated script's code blocks, comments set aside, differ from the original's.
+A paragraph or a listed page's comment without a translation stays English, and
+the build warns, naming the download and the text (an error under ``-W``): a
+Chinese reader would otherwise meet English prose without anyone noticing.
 
 Why no package does this: sphinx-gallery writes its downloads once, from the
 English source, and Sphinx's gettext translation applies to doctrees, not to
@@ -39,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from babel.messages.pofile import read_po
+from code_comments import code_tokens, translate_code
 from notebooks import STAMP, prose_notebook, stamp
 from sphinx.application import Sphinx
 from sphinx.errors import ExtensionError
@@ -52,6 +56,7 @@ from sphinx_gallery.py_source_parser import (
 )
 
 logger = logging.getLogger(__name__)
+Rule = tuple[re.Pattern[str], Callable[[re.Match[str]], str]]
 
 WIDTH = 79
 # the same pattern sphinx-gallery uses to find text blocks after the docstring
@@ -169,10 +174,12 @@ def _indent(line: str) -> int:
 class Stats:
     translated: int = 0
     missing: list[str] = field(default_factory=list)
+    comments_missing: list[str] = field(default_factory=list)  # code comments
 
     def add(self, other: Stats) -> None:
         self.translated += other.translated
         self.missing += other.missing
+        self.comments_missing += other.comments_missing
 
 
 def translate_rst(
@@ -327,20 +334,65 @@ def _docstring_span(source: str) -> tuple[int, int] | None:
     return first.lineno - 1, first.end_lineno
 
 
-def localize_script(source: str, lookup: Callable[[str], str | None]) -> Localized:
-    """Translate the prose of a sphinx-gallery script (docstring and text blocks)."""
+# the install lines above each example's docstring (the same on every page)
+HEADER_LINES: list[Rule] = [
+    (
+        re.compile(r"# Needs the hooks_tutorial library: (?P<cmd>pip install .+)"),
+        lambda m: f"# 需要 hooks_tutorial 库：{m['cmd']}",
+    ),
+    (
+        re.compile(r"# \(or the development version: (?P<cmd>pip install .+)\)"),
+        lambda m: f"# （或者安装开发版：{m['cmd']}）",
+    ),
+]
+
+
+# the notebooks' first cell (sphinx-gallery's ``first_notebook_cell``, docs/conf.py)
+HEADER_LINES += [
+    (
+        re.compile(r"# This notebook needs the hooks_tutorial library\.?"),
+        lambda _: "# 本笔记本需要 hooks_tutorial 库。",
+    ),
+    (
+        re.compile(r"# If it is not installed, remove one leading '#' and run this cell once:"),
+        lambda _: "# 如果还没有安装，删掉下面一行开头的一个 '#'，再运行一次本单元格：",
+    ),
+]
+
+
+def _header_line(line: str) -> str:
+    for pattern, translate in HEADER_LINES:
+        match = pattern.fullmatch(line)
+        if match:
+            return translate(match)
+    return line
+
+
+def localize_script(
+    source: str, lookup: Callable[[str], str | None], *, comments: bool = False
+) -> Localized:
+    """Translate the prose of a sphinx-gallery script (docstring and text blocks).
+
+    ``comments``: translate the comments inside the code too (a page listed in
+    ``code_comment_pages``); the missing ones go to ``stats.comments_missing``.
+    """
     results = {}
     stats = Stats()
     for width in (WIDTH, None):
         local = Stats()
-        results[width] = _localize(source, lookup, width, local)
+        results[width] = _localize(source, lookup, width, local, comments=comments)
         if width is None:
             stats = local
     return Localized(results[WIDTH], results[None], stats)
 
 
 def _localize(
-    source: str, lookup: Callable[[str], str | None], width: int | None, stats: Stats
+    source: str,
+    lookup: Callable[[str], str | None],
+    width: int | None,
+    stats: Stats,
+    *,
+    comments: bool = False,
 ) -> str:
     lines = source.split("\n")
     out: list[str] = []
@@ -348,7 +400,7 @@ def _localize(
     start_rest = 0
     if span is not None:
         start, end = span
-        out += lines[:start]
+        out += [_header_line(line) for line in lines[:start]]
         doc = "\n".join(lines[start:end])
         opening = re.match(r"(?P<prefix>[rRuUbB]{0,2})(?P<q>\"\"\"|''')", doc)
         if opening is None:
@@ -369,12 +421,20 @@ def _localize(
     rest = "\n".join(lines[start_rest:])
     pieces: list[str] = []
     pos = 0
+
+    def code(piece: str) -> str:
+        if not comments:
+            return piece
+        translated = translate_code(piece, lookup)
+        stats.comments_missing += translated.missing
+        return translated.code
+
     for match in TEXT_BLOCK.finditer(rest):
         block_start, block_end = match.span("text_content")
-        pieces.append(rest[pos:block_start])
+        pieces.append(code(rest[pos:block_start]))
         pieces.append(_translate_comment_block(match["text_content"], lookup, width, stats))
         pos = block_end
-    pieces.append(rest[pos:])
+    pieces.append(code(rest[pos:]))
     if span is not None:
         return "\n".join(out) + "\n" + "".join(pieces)
     return "".join(pieces)
@@ -401,10 +461,12 @@ def _translate_comment_block(
 # -- code must not change -----------------------------------------------------------
 
 
-def code_blocks(path: Path) -> list[str]:
-    """The code blocks of a gallery script, as sphinx-gallery splits it."""
+def code_blocks(path: Path) -> list[list[tuple[int, str]]]:
+    """The code blocks of a gallery script, as sphinx-gallery splits it, as tokens
+    without comments (``code_comments.code_tokens``): a translation may change
+    the comments and nothing else."""
     _, blocks = split_code_and_text_blocks(str(path))
-    return [content for label, content, _ in blocks if label == "code"]
+    return [code_tokens(content) for label, content, _ in blocks if label == "code"]
 
 
 # -- writing the files --------------------------------------------------------------
@@ -483,9 +545,15 @@ def _notebook(
     ``previous`` (the notebook an earlier build wrote) is kept when it was made
     from the same script with the same pandoc options (``notebooks.stamp``).
     """
+    first = gallery_conf.get("first_notebook_cell")
+    if first:  # its comments, translated like the script's install lines
+        first = "\n".join(_header_line(line) for line in first.split("\n"))
     if previous.is_file():
         old = json.loads(previous.read_bytes())
-        if old.get("metadata", {}).get(STAMP) == stamp(unwrapped, pandoc_args):
+        cells = old.get("cells") or [{}]
+        if old.get("metadata", {}).get(STAMP) == stamp(unwrapped, pandoc_args) and (
+            not first or "".join(cells[0].get("source", "")) == first
+        ):
             return previous.read_bytes()
     with tempfile.TemporaryDirectory() as tmp:
         script = Path(tmp) / "example.py"
@@ -499,7 +567,9 @@ def _notebook(
             cleaned.append(Block(label, content, lineno))
         if cleaned and cleaned[-1].content.isspace():
             cleaned = cleaned[:-1]
-        notebook = jupyter_notebook(cleaned, gallery_conf, target_dir)
+        notebook = jupyter_notebook(
+            cleaned, {**gallery_conf, "first_notebook_cell": first}, target_dir
+        )
         prose_notebook(notebook, unwrapped, pandoc_args)  # as notebooks.py does for English
         out = Path(tmp) / "example.ipynb"
         save_notebook(notebook, out)
@@ -514,6 +584,7 @@ def write_localized_downloads(app: Sphinx) -> None:
     srcdir = Path(app.srcdir)
     local = f"_{language}"
     catalogs = [srcdir / d / language / "LC_MESSAGES" for d in app.config.locale_dirs]
+    with_comments = set(getattr(app.config, "code_comment_pages", ()))
     total = Stats()
     count = 0
     for gallery in gallery_conf["gallery_dirs"]:
@@ -529,7 +600,7 @@ def write_localized_downloads(app: Sphinx) -> None:
             )
             lookup = _catalog_lookup(po) if po else _untranslated
             source = script.read_text(encoding="utf-8")
-            result = localize_script(source, lookup)
+            result = localize_script(source, lookup, comments=docname in with_comments)
             target = script.parent / local / script.name
             _write_if_changed(target, result.wrapped.encode("utf-8"))
             if code_blocks(target) != code_blocks(script):
@@ -561,6 +632,14 @@ def write_localized_downloads(app: Sphinx) -> None:
                     target.relative_to(srcdir),
                     len(result.stats.missing),
                     result.stats.missing[0][:100],
+                )
+            if result.stats.comments_missing:
+                logger.warning(
+                    "localized download %s: %d code comments left in English, e.g. %r; "
+                    "run `nox -s translations` and translate them",
+                    target.relative_to(srcdir),
+                    len(result.stats.comments_missing),
+                    result.stats.comments_missing[0][:100],
                 )
             total.add(result.stats)
             count += 1

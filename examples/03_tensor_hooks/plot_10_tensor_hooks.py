@@ -43,6 +43,8 @@ the notes' list of tensor hook methods.
 import torch
 from torch import nn
 
+import hooks_tutorial as ht
+
 torch.manual_seed(0)
 
 
@@ -334,13 +336,23 @@ del layer, replaced
 # Exercises
 # ---------
 #
-# 1. Change the hook in the notes' example so that it triples the gradient.
-#    Which value of ``x.grad`` do you expect? Check it.
-# 2. Register two hooks on ``y``: one that halves, one that adds 1. Does the
-#    order of registration change ``x.grad``?
-# 3. Use a forward hook and a tensor hook to record the gradient with respect
-#    to the output of ``model[0]`` (before the ReLU). Which entries are
-#    different from the gradient after the ReLU?
+# Exercises that ask for code come with a check that runs offline, in the
+# downloaded notebook or script: write your answer, then run the
+# ``ht.exercises.check(...)`` call that ends the exercise. The check says what
+# is wrong, or what is right, in the language of the download, and leaves no
+# hook behind; each solution ends with the same call.
+#
+# 1. Change the hook in the notes' example into ``triple(grad)``, which
+#    triples the gradient. Which value of ``x.grad`` do you expect? Check it.
+#    Check: ``ht.exercises.check("10.1", triple)``.
+# 2. Register two hooks on ``y``: ``halve(grad)``, which halves, and
+#    ``add_one(grad)``, which adds 1. Does the order of registration change
+#    ``x.grad``? Check: ``ht.exercises.check("10.2", (halve, add_one))``.
+# 3. Write ``pre_relu_gradient(model, inputs)``, which uses a forward hook and
+#    a tensor hook to record the gradient with respect to the output of
+#    ``model[0]`` (before the ReLU) and returns it. Which entries are
+#    different from the gradient after the ReLU? Check:
+#    ``ht.exercises.check("10.3", pre_relu_gradient)``.
 
 # %%
 # .. rst-class:: solution
@@ -364,6 +376,20 @@ print(f"dy/dx = 2*x = {2 * x.item()}, x.grad = {x.grad.item()}")
 # sphinx_gallery_start_ignore
 # "x.grad is 576": 3 * 48 * 4, exact
 assert x.grad.item() == 576 == 3 * 48 * 4, x.grad
+# sphinx_gallery_end_ignore
+
+ht.exercises.check("10.1", triple)
+
+# sphinx_gallery_start_ignore
+from page_checks import assert_check  # docs/_ext: the build's checks
+
+
+# a hook that prints the tripled gradient and returns nothing leaves the gradient as it was
+def triple_printed(grad):
+    print(grad * 3)
+
+
+assert_check("10.1", triple, triple_printed, "returned_none")
 # sphinx_gallery_end_ignore
 
 # %%
@@ -403,6 +429,19 @@ assert results == {"halve, then add 1": 100, "add 1, then halve": 98}, results
 assert ((48 / 2 + 1) * 4, (48 + 1) / 2 * 4) == (100, 98)
 # sphinx_gallery_end_ignore
 
+ht.exercises.check("10.2", (halve, add_one))
+
+# sphinx_gallery_start_ignore
+
+
+# add_one without return: the sum is made and dropped, and the gradient goes on unchanged
+def add_one_not_returned(grad):
+    grad + 1
+
+
+assert_check("10.2", (halve, add_one), (halve, add_one_not_returned), "returned_none")
+# sphinx_gallery_end_ignore
+
 # %%
 # .. rst-class:: solution
 #
@@ -411,23 +450,26 @@ assert ((48 / 2 + 1) * 4, (48 + 1) / 2 * 4) == (100, 98)
 # which are equal): there the ReLU passes no gradient back, so the gradient
 # before it is zero, while the gradient after it is not.
 
-grads = {}
+
+def pre_relu_gradient(model, inputs):
+    grads = {}
+
+    def save_pre_relu_gradient(module, args, output):
+        output.register_hook(lambda grad: grads.update(pre_relu=grad))
+
+    with model[0].register_forward_hook(save_pre_relu_gradient):
+        model(inputs).sum().backward()
+    return grads["pre_relu"]
 
 
-def save_pre_relu_gradient(module, args, output):
-    output.register_hook(lambda grad: grads.update(pre_relu=grad))
-
-
-handle = model[0].register_forward_hook(save_pre_relu_gradient)
-model(inputs).sum().backward()
-handle.remove()
+pre_relu = pre_relu_gradient(model, inputs)
 active = model[1](model[0](inputs)) > 0
-differ = grads["pre_relu"] != saved["gradient"]
+differ = pre_relu != saved["gradient"]
 print(
     "equal where the ReLU is active:",
-    torch.equal(grads["pre_relu"][active], saved["gradient"][active]),
+    torch.equal(pre_relu[active], saved["gradient"][active]),
 )
-print("zero before the ReLU where it is inactive:", bool((grads["pre_relu"][~active] == 0).all()))
+print("zero before the ReLU where it is inactive:", bool((pre_relu[~active] == 0).all()))
 print(
     f"entries that differ: {int(differ.sum())} of {differ.numel()},"
     f" inactive entries: {int((~active).sum())}"
@@ -436,15 +478,36 @@ print(
 # sphinx_gallery_start_ignore
 # "equal where the ReLU is active and differ exactly where its output is zero"; "the
 # gradient before it is zero, while the gradient after it is not"
-assert torch.equal(grads["pre_relu"][active], saved["gradient"][active])
-assert bool((grads["pre_relu"][~active] == 0).all())
+assert torch.equal(pre_relu[active], saved["gradient"][active])
+assert bool((pre_relu[~active] == 0).all())
 assert bool((saved["gradient"][~active] != 0).all())
 assert torch.equal(differ, ~active)
 # "the last line prints both counts, which are equal" (and the claim is not empty: some
 # entries are inactive, some active)
 assert int(differ.sum()) == int((~active).sum())
 assert 0 < int((~active).sum()) < active.numel(), active
-from page_checks import assert_no_hooks_left  # docs/_ext: the build's check
+# sphinx_gallery_end_ignore
 
+ht.exercises.check("10.3", pre_relu_gradient)
+
+# sphinx_gallery_start_ignore
+
+
+# the tensor hook on the ReLU's output records the gradient after the ReLU
+def post_relu_gradient(model, inputs):
+    grads = {}
+
+    def save_post_relu_gradient(module, args, output):
+        output.register_hook(lambda grad: grads.update(post_relu=grad))
+
+    with model[1].register_forward_hook(save_post_relu_gradient):
+        model(inputs).sum().backward()
+    return grads["post_relu"]
+
+
+assert_check("10.3", pre_relu_gradient, post_relu_gradient, "after_relu")
+from page_checks import assert_exercises_checked, assert_no_hooks_left  # docs/_ext
+
+assert_exercises_checked()
 assert_no_hooks_left(globals())
 # sphinx_gallery_end_ignore

@@ -492,14 +492,24 @@ assert not torch.equal(seen_weights[0], weight_before)
 # Exercises
 # ---------
 #
-# 1. Write a post-accumulate hook that clips each *element* of a gradient to
-#    ``[-0.5, 0.5]`` and compare it with ``ht.clip_gradients(model,
-#    max_value=0.5)``.
-# 2. Zero the gradient of the layer ``small`` of ``TwoScales`` for one
-#    backward pass with ``ht.scale_gradients``. What is its ``.grad``
+# Exercises that ask for code come with a check that runs offline, in the
+# downloaded notebook or script: write your answer, then run the
+# ``ht.exercises.check(...)`` call that ends the exercise. The check says what
+# is wrong, or what is right, in the language of the download, and leaves no
+# hook behind; each solution ends with the same call. Exercises marked *in
+# words* ask why: they have no check.
+#
+# 1. Write a post-accumulate hook ``clamp_elements(param)`` that clips each
+#    *element* of a gradient to ``[-0.5, 0.5]`` and compare it with
+#    ``ht.clip_gradients(model, max_value=0.5)``. Check:
+#    ``ht.exercises.check("11.1", clamp_elements)``.
+# 2. *In words:* zero the gradient of the layer ``small`` of ``TwoScales`` for
+#    one backward pass with ``ht.scale_gradients``. What is its ``.grad``
 #    afterwards? Does an SGD step with ``weight_decay=0.1`` then leave
 #    ``small`` unchanged?
-# 3. Use an optimizer step pre-hook to halve the learning rate every 10 steps.
+# 3. Write an optimizer step pre-hook ``halve_every_10(optimizer, args,
+#    kwargs)`` that halves the learning rate every 10 steps. Check:
+#    ``ht.exercises.check("11.3", halve_every_10)``.
 
 # %%
 # .. rst-class:: solution
@@ -542,6 +552,20 @@ cosine = nn.functional.cosine_similarity(
 ).item()
 assert cosine < 0.99, cosine
 model.zero_grad()
+# sphinx_gallery_end_ignore
+
+ht.exercises.check("11.1", clamp_elements)
+
+# sphinx_gallery_start_ignore
+from page_checks import assert_check  # docs/_ext: the build's checks
+
+
+# a post-accumulate hook's return value is ignored: returning the clipped gradient changes nothing
+def clamp_returned(param):
+    return param.grad.clamp(-0.5, 0.5)
+
+
+assert_check("11.1", clamp_elements, clamp_returned, "returned_clipped")
 # sphinx_gallery_end_ignore
 
 # %%
@@ -617,7 +641,24 @@ with (
 expected_moves = [0.1] * 9 + [0.05] * 10 + [0.025]
 assert all(math.isclose(a, b, abs_tol=1e-6) for a, b in zip(moves, expected_moves, strict=True))
 del probe, probe_optimizer
-from page_checks import assert_no_hooks_left  # docs/_ext: the build's check
+# sphinx_gallery_end_ignore
 
+ht.exercises.check("11.3", halve_every_10)
+
+# sphinx_gallery_start_ignore
+
+
+# a hook that halves the first parameter group's rate only leaves the other groups as they were
+def halve_first_group(optimizer, args, kwargs):
+    halve_first_group.calls += 1
+    if halve_first_group.calls % 10 == 0:
+        optimizer.param_groups[0]["lr"] /= 2
+
+
+halve_first_group.calls = 0
+assert_check("11.3", halve_every_10, halve_first_group, "one_group")
+from page_checks import assert_exercises_checked, assert_no_hooks_left  # docs/_ext
+
+assert_exercises_checked()
 assert_no_hooks_left(globals())
 # sphinx_gallery_end_ignore

@@ -47,6 +47,8 @@ import matplotlib.pyplot as plt
 import torch
 from torch import nn
 
+import hooks_tutorial as ht
+
 
 def pack(tensor):
     print(f"  pack:   saving a tensor of shape {tuple(tensor.shape)}")
@@ -354,12 +356,23 @@ plt.show()
 # Exercises
 # ---------
 #
-# 1. Count how many times ``pack`` and ``unpack`` are called for one training
-#    step of ``model``. Are the numbers equal?
-# 2. Write pack/unpack hooks that store saved tensors in ``torch.bfloat16``
-#    instead, and compare their gradient error with float16.
-# 3. Remove the cache from ``make_float16_hooks`` and measure the bytes the
-#    graph adds again. Why do they grow?
+# Exercises that ask for code come with a check that runs offline, in the
+# downloaded notebook or script: write your answer, then run the
+# ``ht.exercises.check(...)`` call that ends the exercise. The check says what
+# is wrong, or what is right, in the language of the download, and leaves no
+# hook behind; each solution ends with the same call. Exercises marked *in
+# words* ask why: they have no check.
+#
+# 1. Write ``count_pack_unpack(model, inputs, targets)``, which counts how
+#    many times ``pack`` and ``unpack`` are called for one training step of
+#    ``model`` and returns ``{"pack": ..., "unpack": ...}``. Are the numbers
+#    equal? Check: ``ht.exercises.check("12.1", count_pack_unpack)``.
+# 2. Write ``low_precision_hooks(dtype)``, which returns pack/unpack hooks
+#    that store saved tensors in ``dtype``, and compare the gradient error of
+#    ``torch.bfloat16`` with float16. Check:
+#    ``ht.exercises.check("12.2", low_precision_hooks)``.
+# 3. *In words:* remove the cache from ``make_float16_hooks`` and measure the
+#    bytes the graph adds again. Why do they grow?
 
 # %%
 # .. rst-class:: solution
@@ -368,25 +381,56 @@ plt.show()
 # The backward pass unpacks every tensor that this graph saved, once; a tensor
 # saved twice (a ReLU output) is also unpacked twice.
 
-counts = {"pack": 0, "unpack": 0}
+
+def count_pack_unpack(model, inputs, targets):
+    counts = {"pack": 0, "unpack": 0}
+
+    def counting_pack(t):
+        counts["pack"] += 1
+        return t
+
+    def counting_unpack(t):
+        counts["unpack"] += 1
+        return t
+
+    with saved_tensors_hooks(counting_pack, counting_unpack):
+        loss = nn.functional.cross_entropy(model(inputs), targets)
+    loss.backward()
+    return counts
 
 
-def counting_pack(t):
-    counts["pack"] += 1
-    return t
-
-
-def counting_unpack(t):
-    counts["unpack"] += 1
-    return t
-
-
-parameter_gradients(saved_tensors_hooks(counting_pack, counting_unpack))
+counts = count_pack_unpack(model, inputs, targets)
 print(counts)
 
 # sphinx_gallery_start_ignore
 # "Yes, here they are equal: {'pack': 11, 'unpack': 11}"
 assert counts == {"pack": 11, "unpack": 11}, counts
+# sphinx_gallery_end_ignore
+
+ht.exercises.check("12.1", count_pack_unpack)
+
+# sphinx_gallery_start_ignore
+from page_checks import assert_check  # docs/_ext: the build's checks
+
+
+# without backward() the unpack hook is never called
+def count_forward_only(model, inputs, targets):
+    counts = {"pack": 0, "unpack": 0}
+
+    def counting_pack(t):
+        counts["pack"] += 1
+        return t
+
+    def counting_unpack(t):
+        counts["unpack"] += 1
+        return t
+
+    with saved_tensors_hooks(counting_pack, counting_unpack):
+        nn.functional.cross_entropy(model(inputs), targets)
+    return counts
+
+
+assert_check("12.1", count_pack_unpack, count_forward_only, "no_backward")
 # sphinx_gallery_end_ignore
 
 # %%
@@ -446,6 +490,19 @@ assert (bits[torch.bfloat16], bits[torch.float16]) == (8, 11)
 assert float16_errors == errors
 # sphinx_gallery_end_ignore
 
+ht.exercises.check("12.2", low_precision_hooks)
+
+# sphinx_gallery_start_ignore
+
+
+# an unpack hook that does not convert back hands autograd a bfloat16 tensor
+def low_precision_hooks_kept(dtype):
+    return saved_tensors_hooks(lambda tensor: tensor.to(dtype), lambda stored: stored)
+
+
+assert_check("12.2", low_precision_hooks, low_precision_hooks_kept, "unpacked_dtype")
+# sphinx_gallery_end_ignore
+
 # %%
 # .. rst-class:: solution
 #
@@ -502,7 +559,8 @@ assert compressed_once[0].numel() == 1
 assert default_bytes - without_cache_bytes == 4 - 2
 saves.clear()  # drop the references to the graph's tensors
 del compressed_once
-from page_checks import assert_no_hooks_left  # docs/_ext: the build's check
+from page_checks import assert_exercises_checked, assert_no_hooks_left  # docs/_ext
 
+assert_exercises_checked()
 assert_no_hooks_left(globals())
 # sphinx_gallery_end_ignore

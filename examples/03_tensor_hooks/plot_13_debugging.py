@@ -500,15 +500,27 @@ plt.show()
 # Exercises
 # ---------
 #
-# 1. Replace ``torch.log(x)`` by ``torch.log(x.abs() + 1e-6)`` and run the NaN
-#    search again. What do the hooks report?
-# 2. A ``sqrt`` after a ReLU is finite in the forward pass. Build the page's
-#    first model with a ReLU in place of its ``Tanh`` and ``torch.sqrt`` in
-#    place of its ``log``, and use ``ht.detect_anomalies`` around its forward
-#    *and* backward pass: what does it report, and why? Does
-#    ``torch.autograd.detect_anomaly()`` report it too?
-# 3. Count the dead units of ``mlp`` again after setting the bias of
-#    ``mlp[4]`` back to zero. Which layers still have dead units?
+# Exercises that ask for code come with a check that runs offline, in the
+# downloaded notebook or script: write your answer, then run the
+# ``ht.exercises.check(...)`` call that ends the exercise. The check says what
+# is wrong, or what is right, in the language of the download, and leaves no
+# hook behind; each solution ends with the same call. Exercises marked *in
+# words* ask why: they have no check.
+#
+# 1. Write a module ``SafeLog`` that replaces ``torch.log(x)`` by
+#    ``torch.log(x.abs() + 1e-6)``, put it in place of ``model.log`` and run
+#    the NaN search again. What do the hooks report? Check:
+#    ``ht.exercises.check("13.1", SafeLog)``.
+# 2. *In words:* a ``sqrt`` after a ReLU is finite in the forward pass. Build
+#    the page's first model with a ReLU in place of its ``Tanh`` and
+#    ``torch.sqrt`` in place of its ``log``, and use ``ht.detect_anomalies``
+#    around its forward *and* backward pass: what does it report, and why?
+#    Does ``torch.autograd.detect_anomaly()`` report it too?
+# 3. Write ``dead_units(model, inputs)``, which returns, for each ReLU of
+#    ``model``, the fraction of its units that are zero for every input.
+#    Count the dead units of ``mlp`` again with it after setting the bias of
+#    ``mlp[4]`` back to zero. Which layers still have dead units? Check:
+#    ``ht.exercises.check("13.3", dead_units)``.
 
 # %%
 # .. rst-class:: solution
@@ -534,6 +546,21 @@ print("reports:", reports)
 # sphinx_gallery_start_ignore
 # "No module reports anything (an empty list)"
 assert reports == [], reports
+# sphinx_gallery_end_ignore
+
+ht.exercises.check("13.1", SafeLog)
+
+# sphinx_gallery_start_ignore
+from page_checks import assert_check  # docs/_ext: the build's checks
+
+
+# the absolute value alone leaves log(0) = -inf
+class LogOfAbs(nn.Module):
+    def forward(self, x):
+        return torch.log(x.abs())
+
+
+assert_check("13.1", SafeLog, LogOfAbs, "inf_at_zero")
 # sphinx_gallery_end_ignore
 
 # %%
@@ -606,14 +633,24 @@ assert str(anomaly).endswith("'sqrt'"), anomaly
 # ``mlp[6]`` the biases outweigh the input, and a unit with a negative bias is
 # zero for every input.
 
+
+def dead_units(model, inputs):
+    relu_stats.clear()
+    relus = [(n, m) for n, m in model.named_modules() if isinstance(m, nn.ReLU)]
+    handles = [m.register_forward_hook(relu_statistics(f"ReLU {n}")) for n, m in relus]
+    try:
+        with torch.no_grad():
+            model(inputs)
+    finally:
+        for handle in handles:
+            handle.remove()
+    return {name: stats["dead units"] for name, stats in relu_stats.items()}
+
+
 with torch.no_grad():
     mlp[4].bias.zero_()
-handles = [m.register_forward_hook(relu_statistics(f"ReLU {n}")) for n, m in relus]
-with torch.no_grad():
-    mlp(torch.randn(512, 32))
-for handle in handles:
-    handle.remove()
-print({name: round(stats["dead units"], 2) for name, stats in relu_stats.items()})
+dead_fractions = dead_units(mlp, torch.randn(512, 32))
+print({name: round(fraction, 2) for name, fraction in dead_fractions.items()})
 # how large is the part of each layer's output that depends on the input?
 spreads = []
 with torch.no_grad():
@@ -628,8 +665,8 @@ with torch.no_grad():
 
 # sphinx_gallery_start_ignore
 # "Only the last ReLU, ReLU 7, still has dead units"
-dead = [name for name, stats in relu_stats.items() if stats["dead units"] > 0]
-assert dead == ["ReLU 7"], relu_stats
+dead = [name for name, fraction in dead_fractions.items() if fraction > 0]
+assert dead == ["ReLU 7"], dead_fractions
 import itertools
 
 # "shrinks the input-driven part of the signal about threefold per layer": each step
@@ -639,7 +676,30 @@ assert len(stds) == 4
 assert all(2 < a / b < 4.5 for a, b in itertools.pairwise(stds)), stds
 # "at mlp[6] the biases outweigh the input": more than three times larger (3.7 so far)
 assert spreads[3][1] > 3 * spreads[3][0], spreads[3]
-from page_checks import assert_no_hooks_left  # docs/_ext: the build's check
+# sphinx_gallery_end_ignore
 
+ht.exercises.check("13.3", dead_units)
+
+# sphinx_gallery_start_ignore
+
+
+# the fraction of zero outputs is not the fraction of dead units
+def zero_fractions(model, inputs):
+    relu_stats.clear()
+    relus = [(n, m) for n, m in model.named_modules() if isinstance(m, nn.ReLU)]
+    handles = [m.register_forward_hook(relu_statistics(f"ReLU {n}")) for n, m in relus]
+    try:
+        with torch.no_grad():
+            model(inputs)
+    finally:
+        for handle in handles:
+            handle.remove()
+    return {name: stats["zero fraction"] for name, stats in relu_stats.items()}
+
+
+assert_check("13.3", dead_units, zero_fractions, "zero_fraction")
+from page_checks import assert_exercises_checked, assert_no_hooks_left  # docs/_ext
+
+assert_exercises_checked()
 assert_no_hooks_left(globals())
 # sphinx_gallery_end_ignore

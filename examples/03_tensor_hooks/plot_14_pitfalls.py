@@ -49,6 +49,8 @@ import matplotlib.pyplot as plt
 import torch
 from torch import nn
 
+import hooks_tutorial as ht
+
 torch.manual_seed(0)
 model = nn.Sequential(nn.Linear(4, 6), nn.ReLU(inplace=True), nn.Linear(6, 2))
 inputs = torch.randn(3, 4)
@@ -487,12 +489,20 @@ torch.compiler.reset()  # leave no compiled code behind for later pages
 # Exercises
 # ---------
 #
+# Exercises that ask for code come with a check that runs offline, in the
+# downloaded notebook or script: write your answer, then run the
+# ``ht.exercises.check(...)`` call that ends the exercise. The check says what
+# is wrong, or what is right, in the language of the download, and leaves no
+# hook behind; each solution ends with the same call. Exercises marked *in
+# words* ask why: they have no check.
+#
 # 1. Make pitfall 1 work with the full backward hook by changing the model,
-#    not the hook.
-# 2. In pitfall 3, store ``output`` but run the loop under
+#    not the hook: write ``make_model()``, which builds the changed model.
+#    Check: ``ht.exercises.check("14.1", make_model)``.
+# 2. *In words:* in pitfall 3, store ``output`` but run the loop under
 #    ``torch.no_grad()``. What does the measurement show, and why?
-# 3. Repeat the hook-free experiment with a forward *pre*-hook instead of a
-#    forward hook. When does it fire?
+# 3. *In words:* repeat the hook-free experiment with a forward *pre*-hook
+#    instead of a forward hook. When does it fire?
 
 # %%
 # .. rst-class:: solution
@@ -501,7 +511,12 @@ torch.compiler.reset()  # leave no compiled code behind for later pages
 # forward pass runs and the hook fires (``hook fired``). The out-of-place ReLU
 # writes a new tensor and leaves the hooked module's output untouched.
 
-model = nn.Sequential(nn.Linear(4, 6), nn.ReLU(), nn.Linear(6, 2))
+
+def make_model():
+    return nn.Sequential(nn.Linear(4, 6), nn.ReLU(), nn.Linear(6, 2))
+
+
+model = make_model()
 with model[0].register_full_backward_hook(lambda m, gi, go: print("hook fired")):
     # an input that requires grad, so the hook gets a gradient w.r.t. it (else None)
     model(torch.randn(3, 4, requires_grad=True)).sum().backward()
@@ -515,6 +530,20 @@ with (
 ):
     model(torch.randn(3, 4, requires_grad=True)).sum().backward()
 assert fired == [model[0]], fired
+# sphinx_gallery_end_ignore
+
+ht.exercises.check("14.1", make_model)
+
+# sphinx_gallery_start_ignore
+from page_checks import assert_check  # docs/_ext: the build's checks
+
+
+# pitfall 1's model: the in-place ReLU modifies the hooked Linear's output
+def make_model_in_place():
+    return nn.Sequential(nn.Linear(4, 6), nn.ReLU(inplace=True), nn.Linear(6, 2))
+
+
+assert_check("14.1", make_model, make_model_in_place, "still_in_place")
 # sphinx_gallery_end_ignore
 
 # %%
@@ -573,7 +602,8 @@ torch.compiler.reset()
 # sphinx_gallery_start_ignore
 # "the next call traces again and the pre-hook fires"
 assert calls == ["pre"], calls
-from page_checks import assert_no_hooks_left  # docs/_ext: the build's check
+from page_checks import assert_exercises_checked, assert_no_hooks_left  # docs/_ext
 
+assert_exercises_checked()
 assert_no_hooks_left(globals())
 # sphinx_gallery_end_ignore

@@ -307,16 +307,30 @@ if have_weights:
 # Exercises
 # ---------
 #
-# 1. Explain the cat's fifth class next to its first, in one call. Does the
-#    map move?
+# Exercises that ask for code come with a check that runs offline, in the
+# downloaded notebook or script: write your answer, then run the
+# ``ht.exercises.check(...)`` call that ends the exercise. The check says what
+# is wrong, or what is right, in the language of the download, and leaves no
+# hook behind; each solution ends with the same call. Exercises marked *in
+# words* ask why: they have no check.
+#
+# 1. Explain the cat's fifth class next to its first, in one call: write
+#    ``first_and_fifth(model, x)``, which returns the Grad-CAM maps on
+#    ``layer4`` of the first and the fifth most probable class of ``x``. Does
+#    the map move? Check: ``ht.exercises.check("23.1", first_and_fifth)``.
 # 2. Try ``torchvision.models.ResNet18_Weights.IMAGENET1K_V1``: what changes
 #    besides the model? Run ``predict_and_explain`` with it on the cat.
+#    Check: ``ht.exercises.check("23.2", preprocess18)``, with
+#    ``preprocess18`` the preprocessing you pass to it.
 # 3. Pass both ``"layer3"`` and ``"layer4"`` to one ``ht.GradCAM`` and compare
-#    the combined map with the two single maps.
+#    the combined map with the two single maps: write
+#    ``combine_maps(map3, map4)``, which computes the combined map from the
+#    two single ones. Check: ``ht.exercises.check("23.3", combine_maps)``.
 #
 # Solutions 1 and 3 need the ResNet-50 weights, and solution 2 partly needs
 # ResNet-18's (about 45 MB, fetched the same way). Without them, each says so
-# and skips that part, as the page does.
+# and skips that part, as the page does. The checks need no weights: they use
+# a small model of their own.
 
 # %%
 # .. rst-class:: solution
@@ -327,12 +341,19 @@ if have_weights:
 # photo. The code prints where each map peaks, in pixels of the input;
 # without the weights it prints a note instead.
 
+
+def first_and_fifth(model, x):
+    with torch.no_grad():
+        top = model(x).topk(5).indices[0]
+    return ht.GradCAM(model, "layer4")(x.expand(2, -1, -1, -1), target=top[[0, 4]])
+
+
 skipped = f"skipped: {weights_file.name} is not in the torch hub cache (see the top of the page)"
 if have_weights:
     x = to_input(photos["cat"])[None]
     with torch.no_grad():
         top = model(x).topk(5).indices[0]
-    pair = ht.GradCAM(model, "layer4")(x.expand(2, -1, -1, -1), target=top[[0, 4]])
+    pair = first_and_fifth(model, x)
     peaks = []
     for k, pair_map in zip(top[[0, 4]].tolist(), pair, strict=True):
         row, column = divmod(int(pair_map.argmax()), pair_map.shape[-1])
@@ -350,6 +371,20 @@ if have_weights:
     assert all(0 <= r < 224 and 0 <= c < 224 for r, c in peaks)
 else:
     assert "pair" not in globals()
+# sphinx_gallery_end_ignore
+
+ht.exercises.check("23.1", first_and_fifth)
+
+# sphinx_gallery_start_ignore
+from page_checks import assert_check  # docs/_ext: the build's checks
+
+
+# classes 0 and 4 of the list, not of the ranking
+def first_and_fifth_by_number(model, x):
+    return ht.GradCAM(model, "layer4")(x.expand(2, -1, -1, -1), target=[0, 4])
+
+
+assert_check("23.1", first_and_fifth, first_and_fifth_by_number, "class_numbers")
 # sphinx_gallery_end_ignore
 
 # %%
@@ -398,6 +433,13 @@ else:
     assert "resnet18" not in globals()
 # sphinx_gallery_end_ignore
 
+ht.exercises.check("23.2", preprocess18)
+
+# sphinx_gallery_start_ignore
+# ResNet-50's preprocessing, kept for ResNet-18
+assert_check("23.2", preprocess18, preprocess, "resnet50_preprocessing")
+# sphinx_gallery_end_ignore
+
 # %%
 # .. rst-class:: solution
 #
@@ -407,12 +449,17 @@ else:
 # coarse blobs and adds ``layer3``'s finer detail. Without the weights, the
 # code prints a note instead.
 
+
+def combine_maps(map3, map4):
+    mean_map = (map3 + map4) / 2
+    return (mean_map - mean_map.min()) / (mean_map.max() - mean_map.min())
+
+
 if have_weights:
     x = to_input(photos["cat"])[None]
     single = [ht.GradCAM(model, layer)(x, target=cat_class)[0] for layer in ("layer3", "layer4")]
     both = ht.GradCAM(model, ["layer3", "layer4"])(x, target=cat_class)[0]
-    mean_map = (single[0] + single[1]) / 2
-    mean_map = (mean_map - mean_map.min()) / (mean_map.max() - mean_map.min())
+    mean_map = combine_maps(single[0], single[1])
     print("combined == rescaled mean of the two?", torch.allclose(both, mean_map, atol=1e-6))
     fig, axes = plt.subplots(1, 3, figsize=(5.4, 2.4), layout="constrained")
     for ax, title, shown in zip(axes, ("layer3", "layer4", "both"), (*single, both), strict=True):
@@ -430,7 +477,15 @@ if have_weights:
     assert torch.allclose(both, mean_map, atol=1e-6)
 else:
     assert "both" not in globals()
-from page_checks import assert_no_hooks_left  # docs/_ext: the build's check
+# sphinx_gallery_end_ignore
 
+ht.exercises.check("23.3", combine_maps)
+
+# sphinx_gallery_start_ignore
+# the mean of the two maps, not rescaled to [0, 1] again
+assert_check("23.3", combine_maps, lambda map3, map4: (map3 + map4) / 2, "not_rescaled")
+from page_checks import assert_exercises_checked, assert_no_hooks_left  # docs/_ext
+
+assert_exercises_checked()
 assert_no_hooks_left(globals())
 # sphinx_gallery_end_ignore

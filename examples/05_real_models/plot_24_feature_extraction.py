@@ -404,13 +404,23 @@ assert ht.count_hooks(resnet).total == ht.count_hooks(gated).total == 0
 # Exercises
 # ---------
 #
-# 1. Extract ``layer4.1.bn2`` with ``create_feature_extractor`` and with
-#    ``ht.capture_activations`` (with and without ``clone=True``). Which
-#    results agree, and why?
+# Exercises that ask for code come with a check that runs offline, in the
+# downloaded notebook or script: write your answer, then run the
+# ``ht.exercises.check(...)`` call that ends the exercise. The check says what
+# is wrong, or what is right, in the language of the download, and leaves no
+# hook behind; each solution ends with the same call. Exercises marked *in
+# words* ask why: they have no check.
+#
+# 1. *In words:* extract ``layer4.1.bn2`` with ``create_feature_extractor``
+#    and with ``ht.capture_activations`` (with and without ``clone=True``).
+#    Which results agree, and why?
 # 2. List the graph nodes of ``ht.SimpleCNN()``. Are there any nodes that are
-#    not module outputs?
+#    not module outputs? Write ``non_module_nodes(model)``, which returns
+#    them. Check: ``ht.exercises.check("24.2", non_module_nodes)``.
 # 3. Rewrite ``GatedNet.forward`` without the Python ``if`` (hint:
-#    ``torch.where``) so that ``create_feature_extractor`` can trace it.
+#    ``torch.where``) so that ``create_feature_extractor`` can trace it, in a
+#    subclass ``TraceableGatedNet(GatedNet)``. Check:
+#    ``ht.exercises.check("24.3", TraceableGatedNet)``.
 
 # %%
 # .. rst-class:: solution
@@ -452,14 +462,28 @@ assert fx_bn2.min() < 0
 # modules (even its flattening is an ``nn.Flatten``), so every other node is a
 # module's output.
 
+
+def non_module_nodes(model):
+    names = {name for name, _ in model.named_modules()}
+    return [n for n in get_graph_node_names(model)[1] if n not in names]
+
+
 simple = ht.SimpleCNN()
-names = {name for name, _ in simple.named_modules()}
-other_nodes = [n for n in get_graph_node_names(simple)[1] if n not in names]
+other_nodes = non_module_nodes(simple)
 print(other_nodes)
 
 # sphinx_gallery_start_ignore
 # "Only the input x"
 assert other_nodes == ["x"], other_nodes
+# sphinx_gallery_end_ignore
+
+ht.exercises.check("24.2", non_module_nodes)
+
+# sphinx_gallery_start_ignore
+from page_checks import assert_check  # docs/_ext: the build's checks
+
+# every node, module outputs included
+assert_check("24.2", non_module_nodes, lambda model: get_graph_node_names(model)[1], "all_nodes")
 # sphinx_gallery_end_ignore
 
 # %%
@@ -485,7 +509,15 @@ print(traced_conv.shape)
 # sphinx_gallery_start_ignore
 # "It traces, and the extractor returns conv's output, torch.Size([4, 8, 64, 64])"
 assert traced_conv.shape == (4, 8, 64, 64)
-from page_checks import assert_no_hooks_left  # docs/_ext: the build's check
+# sphinx_gallery_end_ignore
 
+ht.exercises.check("24.3", TraceableGatedNet)
+
+# sphinx_gallery_start_ignore
+# GatedNet itself has the Python if: FX cannot trace it
+assert_check("24.3", TraceableGatedNet, GatedNet, "not_traceable")
+from page_checks import assert_exercises_checked, assert_no_hooks_left  # docs/_ext
+
+assert_exercises_checked()
 assert_no_hooks_left(globals())
 # sphinx_gallery_end_ignore

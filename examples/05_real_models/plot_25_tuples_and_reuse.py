@@ -512,15 +512,27 @@ model.zero_grad()
 # Exercises
 # ---------
 #
+# Exercises that ask for code come with a check that runs offline, in the
+# downloaded notebook or script: write your answer, then run the
+# ``ht.exercises.check(...)`` call that ends the exercise. The check says what
+# is wrong, or what is right, in the language of the download, and leaves no
+# hook behind; each solution ends with the same call. Exercises marked *in
+# words* ask why: they have no check.
+#
 # 1. Give the ``LastStepClassifier`` a two-layer LSTM (``num_layers=2``).
-#    What shapes do ``h_n`` and ``c_n`` have now, and which row of ``h_n``
-#    equals ``output[:, -1]``?
-# 2. Write a forward hook for ``block.relu`` that stores the first and the
-#    second call under the names ``"after_bn1"`` and ``"after_add"``, using a
-#    call counter that is reset by a forward pre-hook on the block.
+#    What shapes do ``h_n`` and ``c_n`` have now? Write ``last_step(h_n)``,
+#    which returns the row of ``h_n`` that equals ``output[:, -1]``, whatever
+#    the number of layers. Check: ``ht.exercises.check("25.1", last_step)``.
+# 2. Write ``name_relu_calls(model, block, x)``, which runs ``model(x)``
+#    twice with a forward hook for ``block.relu`` that stores the first and
+#    the second call under the names ``"after_bn1"`` and ``"after_add"``,
+#    using a call counter that is reset by a forward pre-hook on the block,
+#    and returns the stored tensors by name. Check:
+#    ``ht.exercises.check("25.2", name_relu_calls)``.
 # 3. Make ``attention`` return its weights even when the caller passes
-#    ``need_weights=False``, with a forward pre-hook registered with
-#    ``with_kwargs=True``.
+#    ``need_weights=False``, with a forward pre-hook
+#    ``want_weights(module, args, kwargs)`` registered with
+#    ``with_kwargs=True``. Check: ``ht.exercises.check("25.3", want_weights)``.
 
 # %%
 # .. rst-class:: solution
@@ -531,15 +543,29 @@ model.zero_grad()
 # the top layer's row (``True``); the classifier's ``h_n[-1]`` already reads
 # the right row.
 
+
+def last_step(h_n):
+    return h_n[-1]
+
+
 deep = nn.LSTM(input_size=4, hidden_size=8, num_layers=2, batch_first=True)
 output, (h_n, c_n) = deep(sequences)
 print(h_n.shape, c_n.shape)
-print(torch.equal(output[:, -1], h_n[-1]))
+print(torch.equal(output[:, -1], last_step(h_n)))
 
 # sphinx_gallery_start_ignore
 # "both torch.Size([2, 2, 8])"; "its last step equals h_n[-1], the top layer's row"
 assert h_n.shape == c_n.shape == (2, 2, 8)
 assert torch.equal(output[:, -1], h_n[-1])
+# sphinx_gallery_end_ignore
+
+ht.exercises.check("25.1", last_step)
+
+# sphinx_gallery_start_ignore
+from page_checks import assert_check  # docs/_ext: the build's checks
+
+# h_n[0] is the first layer's final state: output comes from the top layer
+assert_check("25.1", last_step, lambda h_n: h_n[0], "first_layer")
 # sphinx_gallery_end_ignore
 
 # %%
@@ -551,28 +577,33 @@ assert torch.equal(output[:, -1], h_n[-1])
 # before each run of the block, so the names stay right from one forward
 # pass to the next.
 
-named, counter = {}, {"calls": 0}
+
+def name_relu_calls(model, block, x):
+    named, counter = {}, {"calls": 0}
+
+    def reset(module, args):
+        counter["calls"] = 0
+
+    def name_the_call(module, args, output):
+        name = ("after_bn1", "after_add")[counter["calls"]]
+        named[name] = output.detach().clone()
+        counter["calls"] += 1
+
+    handles = [
+        block.register_forward_pre_hook(reset),
+        block.relu.register_forward_hook(name_the_call),
+    ]
+    try:
+        with torch.no_grad():
+            model(x)
+            model(x)  # a second forward pass: the counter starts again at 0
+    finally:
+        for handle in handles:
+            handle.remove()
+    return named
 
 
-def reset(module, args):
-    counter["calls"] = 0
-
-
-def name_the_call(module, args, output):
-    name = ("after_bn1", "after_add")[counter["calls"]]
-    named[name] = output.detach().clone()
-    counter["calls"] += 1
-
-
-handles = [
-    block.register_forward_pre_hook(reset),
-    block.relu.register_forward_hook(name_the_call),
-]
-with torch.no_grad():
-    resnet(images)
-    resnet(images)  # a second forward pass: the counter starts again at 0
-for handle in handles:
-    handle.remove()
+named = name_relu_calls(resnet, block, images)
 print({name: tuple(t.shape) for name, t in named.items()})
 print(
     torch.equal(named["after_bn1"], relu_outputs[0]),
@@ -585,6 +616,28 @@ print(
 assert list(named) == ["after_bn1", "after_add"]
 assert torch.equal(named["after_bn1"], relu_outputs[0])
 assert torch.equal(named["after_add"], relu_outputs[1])
+# sphinx_gallery_end_ignore
+
+ht.exercises.check("25.2", name_relu_calls)
+
+# sphinx_gallery_start_ignore
+
+
+# without the pre-hook's reset, the second pass's first call is call number 2: no name
+def name_relu_calls_no_reset(model, block, x):
+    named, counter = {}, {"calls": 0}
+
+    def name_the_call(module, args, output):
+        named[("after_bn1", "after_add")[counter["calls"]]] = output.detach().clone()
+        counter["calls"] += 1
+
+    with block.relu.register_forward_hook(name_the_call), torch.no_grad():
+        model(x)
+        model(x)
+    return named
+
+
+assert_check("25.2", name_relu_calls, name_relu_calls_no_reset, "not_reset")
 # sphinx_gallery_end_ignore
 
 # %%
@@ -608,7 +661,21 @@ print(weights.shape)
 # sphinx_gallery_start_ignore
 # "the attention returns its weights, torch.Size([2, 6, 6]): averaged over the heads"
 assert weights.shape == (2, 6, 6)
-from page_checks import assert_no_hooks_left  # docs/_ext: the build's check
+# sphinx_gallery_end_ignore
 
+ht.exercises.check("25.3", want_weights)
+
+# sphinx_gallery_start_ignore
+
+
+# a pre-hook that keeps only need_weights drops the caller's other options
+def want_weights_only(module, args, kwargs):
+    return args, {"need_weights": True}
+
+
+assert_check("25.3", want_weights, want_weights_only, "dropped_options")
+from page_checks import assert_exercises_checked, assert_no_hooks_left  # docs/_ext
+
+assert_exercises_checked()
 assert_no_hooks_left(globals())
 # sphinx_gallery_end_ignore

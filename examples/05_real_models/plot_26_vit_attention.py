@@ -414,13 +414,27 @@ plt.show()
 # Exercises
 # ---------
 #
-# 1. Compute the rollout without adding the identity. How often does it
-#    point at the object?
+# Exercises that ask for code come with a check that runs offline, in the
+# downloaded notebook or script: write your answer, then run the
+# ``ht.exercises.check(...)`` call that ends the exercise. The check says what
+# is wrong, or what is right, in the language of the download, and leaves no
+# hook behind; each solution ends with the same call. Exercises marked *in
+# words* ask why: they have no check.
+#
+# 1. Compute the rollout without adding the identity: write
+#    ``plain_rollout(attention)``, which returns it for the recorded list of
+#    weights. How often does it point at the object? Check:
+#    ``ht.exercises.check("26.1", plain_rollout)``.
 # 2. Draw the class token's attention over the patches for each of the 4
-#    heads of the last block, for the first test image.
+#    heads of the last block, for the first test image: write
+#    ``class_token_maps(weights)``, which turns one block's weights
+#    ``[B, heads, 65, 65]`` into maps ``[B, heads, 8, 8]``. Check:
+#    ``ht.exercises.check("26.2", class_token_maps)``.
 # 3. Layer-CAM (:doc:`/auto_examples/04_grad_cam/plot_18_cam_family`)
 #    weights each token by its own gradient instead of one weight per
-#    channel. Play the pointing game with it at the last block's ``ln_1``.
+#    channel. Play the pointing game with it at the last block's ``ln_1``:
+#    write ``layer_cam_maps(model, layer, images)``, which returns its maps.
+#    Check: ``ht.exercises.check("26.3", layer_cam_maps)``.
 
 # %%
 # .. rst-class:: solution
@@ -431,9 +445,15 @@ plt.show()
 # block replaces each token by a mix of the others, and the class token's row
 # spreads over the image.
 
-plain = torch.eye(65)
-for weights in attention:
-    plain = weights.mean(dim=1) @ plain
+
+def plain_rollout(attention):
+    plain = torch.eye(attention[0].shape[-1])
+    for weights in attention:
+        plain = weights.mean(dim=1) @ plain
+    return plain
+
+
+plain = plain_rollout(attention)
 plain_maps = plain[:, 0, 1:].reshape(-1, 1, 8, 8)  # class token -> the 64 patches
 plain_maps = F.interpolate(plain_maps, size=(64, 64), mode="bilinear")[:, 0]
 plain_hits = pointing_game(plain_maps, test.masks).float().mean().item()
@@ -445,6 +465,15 @@ print(f"rollout without the identity: {plain_hits:.3f}, with it: {rollout_hits:.
 assert plain_hits < rollout_hits - 0.3, (plain_hits, rollout_hits)
 # sphinx_gallery_end_ignore
 
+ht.exercises.check("26.1", plain_rollout)
+
+# sphinx_gallery_start_ignore
+from page_checks import assert_check  # docs/_ext: the build's checks
+
+# the page's rollout, with the identity
+assert_check("26.1", plain_rollout, attention_rollout, "added_identity")
+# sphinx_gallery_end_ignore
+
 # %%
 # .. rst-class:: solution
 #
@@ -454,10 +483,16 @@ assert plain_hits < rollout_hits - 0.3, (plain_hits, rollout_hits)
 # that does least often. The rollout averages the heads, so it mixes those
 # that follow the object with those that follow it less.
 
+
+def class_token_maps(weights):
+    return weights[:, :, 0, 1:].reshape(len(weights), -1, 8, 8)  # row 0, the 64 patches
+
+
+token_maps = class_token_maps(attention[-1])  # [300, 4, 8, 8]
 head_hits = []
 fig, axes = plt.subplots(1, 4, figsize=(5.2, 1.7), layout="constrained")
 for head, ax in enumerate(axes):
-    head_maps = attention[-1][:, head, 0, 1:].reshape(-1, 1, 8, 8)
+    head_maps = token_maps[:, head : head + 1]
     head_maps = F.interpolate(head_maps, size=(64, 64), mode="bilinear")[:, 0]
     head_hits.append(pointing_game(head_maps, test.masks).float().mean().item())
     print(f"head {head}: pointing game {head_hits[-1]:.3f}")
@@ -473,6 +508,19 @@ assert len(head_hits) == attention[-1].shape[1] == 4
 assert max(head_hits) - min(head_hits) > 0.3, head_hits
 # sphinx_gallery_end_ignore
 
+ht.exercises.check("26.2", class_token_maps)
+
+# sphinx_gallery_start_ignore
+
+
+# the class token's column: how much each patch reads from the class token
+def class_token_columns(weights):
+    return weights[:, :, 1:, 0].reshape(len(weights), -1, 8, 8)
+
+
+assert_check("26.2", class_token_maps, class_token_columns, "column")
+# sphinx_gallery_end_ignore
+
 # %%
 # .. rst-class:: solution
 #
@@ -481,15 +529,35 @@ assert max(head_hits) - min(head_hits) > 0.3, head_hits
 # channel average of Grad-CAM loses: how much that token counts for the class
 # token.
 
-layer_cam = ht.LayerCAM(model, f"{last_block}.ln_1", reshape_transform=ht.token_reshape_transform)
-layer_cam_hits = pointing_game(layer_cam(test.images), test.masks).float().mean().item()
+
+def layer_cam_maps(model, layer, images):
+    layer_cam = ht.LayerCAM(model, layer, reshape_transform=ht.token_reshape_transform)
+    return layer_cam(images)
+
+
+layer_cam_result = layer_cam_maps(model, f"{last_block}.ln_1", test.images)
+layer_cam_hits = pointing_game(layer_cam_result, test.masks).float().mean().item()
 gradcam_hits = pointing_game(gradcam_maps, test.masks).float().mean().item()
 print(f"Layer-CAM at ln_1: {layer_cam_hits:.3f}, Grad-CAM: {gradcam_hits:.3f}")
 
 # sphinx_gallery_start_ignore
 # "far more often": by more than 0.3 (0.743 against 0.280 in the builds so far, 300 images)
 assert layer_cam_hits > gradcam_hits + 0.3, (layer_cam_hits, gradcam_hits)
-from page_checks import assert_no_hooks_left  # docs/_ext: the build's check
+# sphinx_gallery_end_ignore
 
+ht.exercises.check("26.3", layer_cam_maps)
+
+# sphinx_gallery_start_ignore
+
+
+# Grad-CAM: one weight per channel
+def grad_cam_maps(model, layer, images):
+    return ht.GradCAM(model, layer, reshape_transform=ht.token_reshape_transform)(images)
+
+
+assert_check("26.3", layer_cam_maps, grad_cam_maps, "grad_cam")
+from page_checks import assert_exercises_checked, assert_no_hooks_left  # docs/_ext
+
+assert_exercises_checked()
 assert_no_hooks_left(globals())
 # sphinx_gallery_end_ignore

@@ -529,16 +529,30 @@ assert ht.count_hooks(segmenter).total == ht.count_hooks(embedder).total == 0
 # Exercises
 # ---------
 #
-# 1. Explain the *background* of the test image (class 0) with Grad-CAM.
-#    Where is the map bright: on the objects or around them?
+# Exercises that ask for code come with a check that runs offline, in the
+# downloaded notebook or script: write your answer, then run the
+# ``ht.exercises.check(...)`` call that ends the exercise. The check says what
+# is wrong, or what is right, in the language of the download, and leaves no
+# hook behind; each solution ends with the same call. Exercises marked *in
+# words* ask why: they have no check.
+#
+# 1. Explain the *background* of the test image (class 0) with Grad-CAM:
+#    write ``background_map(cam, image)``, which returns its map. Where is
+#    the map bright: on the objects or around them? Check:
+#    ``ht.exercises.check("27.1", background_map)``.
 # 2. With a forward hook on ``encoder.relu3`` that returns zeros, compute the
 #    square's score over its predicted pixels without ``relu3``'s
-#    contribution. Check that HiResCAM's signed map (``relu=False``,
-#    ``raw=True``) adds up to the difference of the two scores.
-# 3. Write the similarity target as a plain ``lambda`` and check that it
-#    gives the same map as :class:`~hooks_tutorial.SimilarityTarget`.
-# 4. Does Grad-CAM at ``encoder.relu2`` depend on the region? Compare the
-#    square's map over its predicted pixels and over the circle's mask.
+#    contribution: write ``score_without(model, layer, image, target)``,
+#    which returns that score. Check that HiResCAM's signed map
+#    (``relu=False``, ``raw=True``) adds up to the difference of the two
+#    scores. Check: ``ht.exercises.check("27.2", score_without)``.
+# 3. Write the similarity target as a plain ``lambda``, returned by
+#    ``similarity_target(reference)``, and check that it gives the same map
+#    as :class:`~hooks_tutorial.SimilarityTarget`. Check:
+#    ``ht.exercises.check("27.3", similarity_target)``.
+# 4. *In words:* does Grad-CAM at ``encoder.relu2`` depend on the region,
+#    and why? Compare the square's map over its predicted pixels and over the
+#    circle's mask.
 
 # %%
 # .. rst-class:: solution
@@ -547,15 +561,34 @@ assert ht.count_hooks(segmenter).total == ht.count_hooks(embedder).total == 0
 # lower than over the background's. The background class's evidence is where
 # no shape is.
 
-background_map = cam(image, target=ht.SegmentationTarget(0))[0]
+
+def background_map(cam, image):
+    return cam(image, target=ht.SegmentationTarget(0))[0]
+
+
+background = background_map(cam, image)
 objects = test.object_masks[0].any(dim=0)  # both shapes' pixels
-on_objects = background_map[objects].mean().item()
-around_objects = background_map[~objects].mean().item()
+on_objects = background[objects].mean().item()
+around_objects = background[~objects].mean().item()
 print(f"mean on the objects {on_objects:.2f}, around them {around_objects:.2f}")
 
 # sphinx_gallery_start_ignore
 # "far lower": less than half (0.07 and 0.29 in the builds so far)
 assert on_objects < around_objects / 2, (on_objects, around_objects)
+# sphinx_gallery_end_ignore
+
+ht.exercises.check("27.1", background_map)
+
+# sphinx_gallery_start_ignore
+from page_checks import assert_check  # docs/_ext: the build's checks
+
+
+# class 1, the first shape, not the background
+def first_shape_map(cam, image):
+    return cam(image, target=ht.SegmentationTarget(1))[0]
+
+
+assert_check("27.1", background_map, first_shape_map, "wrong_class")
 # sphinx_gallery_end_ignore
 
 # %%
@@ -568,14 +601,18 @@ assert on_objects < around_objects / 2, (on_objects, around_objects)
 
 square_pixels = predicted[0] == second  # fixed, so both runs sum the same pixels
 square_target = ht.SegmentationTarget(second, mask=square_pixels)
-handle = segmenter.encoder.relu3.register_forward_hook(
-    lambda module, args, output: torch.zeros_like(output)
-)
-try:
-    with torch.no_grad():
-        without_relu3 = square_target(segmenter(image)).item()
-finally:
-    handle.remove()
+
+
+def score_without(model, layer, image, target):
+    handle = layer.register_forward_hook(lambda module, args, output: torch.zeros_like(output))
+    try:
+        with torch.no_grad():
+            return target(model(image)).item()
+    finally:
+        handle.remove()
+
+
+without_relu3 = score_without(segmenter, segmenter.encoder.relu3, image, square_target)
 with torch.no_grad():
     with_relu3 = square_target(segmenter(image)).item()
 signed = ht.HiResCAM(segmenter, "encoder.relu3", relu=False)
@@ -591,20 +628,46 @@ score_difference = with_relu3 - without_relu3
 assert abs(signed_map.sum().item() - score_difference) <= 1e-4 * abs(score_difference)
 # sphinx_gallery_end_ignore
 
+ht.exercises.check("27.2", score_without)
+
+# sphinx_gallery_start_ignore
+
+
+# the hook makes the zeros but does not return them: the output stays as it was
+def score_without_no_return(model, layer, image, target):
+    def zeros(module, args, output):
+        torch.zeros_like(output)
+
+    with layer.register_forward_hook(zeros), torch.no_grad():
+        return target(model(image)).item()
+
+
+assert_check("27.2", score_without, score_without_no_return, "returned_none")
+# sphinx_gallery_end_ignore
+
 # %%
 # .. rst-class:: solution
 #
 # **Solution 3.** ``True``: ``SimilarityTarget`` is this cosine similarity, so
 # both give the same map.
 
-reference = references[shape]
-by_lambda = similarity_cam(
-    query, target=lambda out: F.cosine_similarity(out, reference[None], dim=1)
-)[0]
+
+def similarity_target(reference):
+    return lambda out: F.cosine_similarity(out, reference[None], dim=1)
+
+
+by_lambda = similarity_cam(query, target=similarity_target(references[shape]))[0]
 print(torch.allclose(by_lambda, why))
 
 # sphinx_gallery_start_ignore
 assert torch.allclose(by_lambda, why)  # "True"
+# sphinx_gallery_end_ignore
+
+ht.exercises.check("27.3", similarity_target)
+
+# sphinx_gallery_start_ignore
+# the dot product grows with the embedding's length: not the cosine
+assert_check("27.3", similarity_target, lambda ref: lambda out: out @ ref, "dot_product")
 # sphinx_gallery_end_ignore
 
 # %%
@@ -626,7 +689,8 @@ print(f"max |difference| at relu2: {relu2_difference:.2f}")
 # "differ by far more than rounding": above 0.1 on maps in [0, 1] (0.39 in the builds so
 # far; at relu3 the maps differed by less than 1e-5)
 assert relu2_difference > 0.1, relu2_difference
-from page_checks import assert_no_hooks_left  # docs/_ext: the build's check
+from page_checks import assert_exercises_checked, assert_no_hooks_left  # docs/_ext
 
+assert_exercises_checked()
 assert_no_hooks_left(globals())
 # sphinx_gallery_end_ignore

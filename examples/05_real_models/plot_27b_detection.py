@@ -419,12 +419,22 @@ assert [w.category for w in caught] == [ht.ZeroMapWarning], caught  # "the libra
 # Exercises
 # ---------
 #
+# Exercises that ask for code come with a check that runs offline, in the
+# downloaded notebook or script: write your answer, then run the
+# ``ht.exercises.check(...)`` call that ends the exercise. The check says what
+# is wrong, or what is right, in the language of the download, and leaves no
+# hook behind; each solution ends with the same call. Exercises marked *in
+# words* ask why: they have no check.
+#
 # 1. Explain both shapes of the test image at once, with one
-#    :class:`~hooks_tutorial.BoxScoreTarget` holding both boxes and labels.
-#    Is Grad-CAM's signed map (``relu=False``, ``raw=True``) the sum of the
-#    two shapes' signed maps?
-# 2. Explain the first shape's detection with ScoreCAM. What happens without
-#    ``missing="zero"``? With it, where does the map peak?
+#    :class:`~hooks_tutorial.BoxScoreTarget` holding both boxes and labels,
+#    made by ``both_shapes_target(labels, boxes)``. Is Grad-CAM's signed map
+#    (``relu=False``, ``raw=True``) the sum of the two shapes' signed maps?
+#    Check: ``ht.exercises.check("27b.1", both_shapes_target)``.
+# 2. Explain the first shape's detection with ScoreCAM, with the target made
+#    by ``score_cam_target(label, box)``. What happens without
+#    ``missing="zero"``? With it, where does the map peak? Check:
+#    ``ht.exercises.check("27b.2", score_cam_target)``.
 
 # %%
 # .. rst-class:: solution
@@ -433,7 +443,12 @@ assert [w.category for w in caught] == [ht.ZeroMapWarning], caught  # "the libra
 # scores, the gradient of a sum is the sum of the gradients, and Grad-CAM's
 # signed map is linear in the gradient.
 
-both = ht.BoxScoreTarget(test.object_labels[example], test.object_boxes[example])
+
+def both_shapes_target(labels, boxes):
+    return ht.BoxScoreTarget(labels, boxes)
+
+
+both = both_shapes_target(test.object_labels[example], test.object_boxes[example])
 signed_cam = ht.GradCAM(detector, "relu3", relu=False)
 together = signed_cam(image, target=both, raw=True)
 apart = sum(signed_cam(image, target=t, raw=True) for t in targets)
@@ -444,6 +459,20 @@ print(
 # sphinx_gallery_start_ignore
 # "Yes, up to rounding": float32 sums over 64 channels and cells, relative to the map's size
 assert (together - apart).abs().max() <= 1e-5 * apart.abs().max()
+# sphinx_gallery_end_ignore
+
+ht.exercises.check("27b.1", both_shapes_target)
+
+# sphinx_gallery_start_ignore
+from page_checks import assert_check  # docs/_ext: the build's checks
+
+
+# the first box only
+def first_shape_target(labels, boxes):
+    return ht.BoxScoreTarget(int(labels[0]), boxes[0])
+
+
+assert_check("27b.1", both_shapes_target, first_shape_target, "one_box")
 # sphinx_gallery_end_ignore
 
 # %%
@@ -462,7 +491,13 @@ try:
     score_cam(image, target=targets[0])
 except ValueError as error:
     print(f"without missing='zero': ValueError: {str(error)[:60]}...")
-first_target = ht.BoxScoreTarget(first_label, first_box, missing="zero")
+
+
+def score_cam_target(label, box):
+    return ht.BoxScoreTarget(label, box, missing="zero")
+
+
+first_target = score_cam_target(first_label, first_box)
 score_map = score_cam(image, target=first_target)[0]
 print(f"with missing='zero': peak on {peak_on(score_map)}")
 
@@ -494,7 +529,15 @@ assert 0 < int(kept.sum()) <= len(kept) // 10, copy_scores
 weighted = torch.relu(torch.einsum("k,khw->hw", copy_scores, activations))
 library_map = score_cam(image, target=first_target, raw=True)[0]
 assert torch.allclose(weighted, library_map, rtol=0, atol=1e-6 * float(library_map.max()))
-from page_checks import assert_no_hooks_left  # docs/_ext: the build's check
+# sphinx_gallery_end_ignore
 
+ht.exercises.check("27b.2", score_cam_target)
+
+# sphinx_gallery_start_ignore
+# without missing="zero", a box that matches no detection raises
+assert_check("27b.2", score_cam_target, ht.BoxScoreTarget, "raised_on_missing")
+from page_checks import assert_exercises_checked, assert_no_hooks_left  # docs/_ext
+
+assert_exercises_checked()
 assert_no_hooks_left(globals())
 # sphinx_gallery_end_ignore

@@ -579,19 +579,32 @@ plt.show()
 # Exercises
 # ---------
 #
-# 1. Record the residual stream inside block 1, after its attention and
-#    before its MLP: it is the input of ``model.blocks[1].ln2`` (a forward
-#    pre-hook). What accuracy and mean logit difference does the lens give
-#    there, at the last position? Which part of block 1 chooses the answer?
-# 2. Register a forward hook on ``model.blocks[2]`` that records the shape
-#    of its output, and generate the rest of the first test sentence with
-#    ``lm.generate``. How many times does the hook run, with which shapes,
-#    and why?
-# 3. Build a cheap tuned lens for block 0: on 2000 training sentences, fit
-#    with least squares an affine map from the residual after block 0 to the
+# Exercises that ask for code come with a check that runs offline, in the
+# downloaded notebook or script: write your answer, then run the
+# ``ht.exercises.check(...)`` call that ends the exercise. The check says what
+# is wrong, or what is right, in the language of the download, and leaves no
+# hook behind; each solution ends with the same call. Exercises marked *in
+# words* ask why: they have no check.
+#
+# 1. Write ``middle_stream(model, tokens)``, which returns the residual stream
+#    inside block 1, after its attention and before its MLP: it is the input
+#    of ``model.blocks[1].ln2`` (a forward pre-hook). What accuracy and mean
+#    logit difference does the lens give there, at the last position? Which
+#    part of block 1 chooses the answer?
+#    Check: ``ht.exercises.check("33.1", middle_stream)``.
+# 2. Write ``generation_shapes(model, tokens)``, which registers a forward hook
+#    on ``model.blocks[2]`` that records the shape of its output, generates
+#    the rest of ``tokens`` with ``lm.generate`` and returns the shapes. For
+#    the first test sentence, how many times does the hook run, with which
+#    shapes, and why? Check: ``ht.exercises.check("33.2", generation_shapes)``.
+# 3. Build a cheap tuned lens for block 0: write ``fit_affine(x, y)``, which
+#    fits with least squares an affine map from the rows of ``x`` to those of
+#    ``y`` and returns a function that applies it to new rows. On 2000
+#    training sentences, fit it from the residual after block 0 to the
 #    residual after block 2 (both at the last position), then apply it to the
 #    test sentences before the lens. What accuracy and mean logit difference
 #    does it reach, against the plain lens of block 0?
+#    Check: ``ht.exercises.check("33.3", fit_affine)``.
 
 # %%
 # .. rst-class:: solution
@@ -602,17 +615,23 @@ plt.show()
 # chooses the answer, and its MLP finishes the job. The next page finds which
 # attention head does it.
 
-middle = {}  # the input of ln2 is the stream between attention and MLP
-handle = model.blocks[1].ln2.register_forward_pre_hook(
-    lambda module, args: middle.update(stream=args[0].detach())
-)
-try:
-    with torch.no_grad():
-        model(test.prompts)
-finally:
-    handle.remove()
+
+def middle_stream(model, tokens):
+    middle = {}  # the input of ln2 is the stream between attention and MLP
+    handle = model.blocks[1].ln2.register_forward_pre_hook(
+        lambda module, args: middle.update(stream=args[0].detach())
+    )
+    try:
+        with torch.no_grad():
+            model(tokens)
+    finally:
+        handle.remove()
+    return middle["stream"]
+
+
 with torch.no_grad():
-    accuracy, logit_diff = accuracy_and_logit_diff(logit_lens(middle["stream"])[:, -1])
+    stream = middle_stream(model, test.prompts)
+    accuracy, logit_diff = accuracy_and_logit_diff(logit_lens(stream)[:, -1])
 print(f"after block 1's attention: accuracy {accuracy:.3f}, logit diff {logit_diff:.2f}")
 for name in ["block 0", "block 1"]:
     around = accuracy_and_logit_diff(lens[name][:, -1])
@@ -625,6 +644,25 @@ assert 0.9 < accuracy <= table["block 1"][0], accuracy
 assert table["block 0"][1] < logit_diff < table["block 1"][1], logit_diff
 # sphinx_gallery_end_ignore
 
+ht.exercises.check("33.1", middle_stream)
+
+# sphinx_gallery_start_ignore
+from page_checks import assert_check  # docs/_ext: the build's checks
+
+
+# a forward hook on ln2 keeps its output: the stream after the LayerNorm normalised it
+def middle_stream_normalised(model, tokens):
+    middle = {}
+    with model.blocks[1].ln2.register_forward_hook(
+        lambda module, args, output: middle.update(stream=output.detach())
+    ):
+        model(tokens)
+    return middle["stream"]
+
+
+assert_check("33.1", middle_stream, middle_stream_normalised, "normalised")
+# sphinx_gallery_end_ignore
+
 # %%
 # .. rst-class:: solution
 #
@@ -634,20 +672,45 @@ assert table["block 0"][1] < logit_diff < table["block 1"][1], logit_diff
 # each step runs the model on the whole sequence again, so a hook sees every
 # position at every step.
 
-shapes = []  # no key-value cache: every step re-runs the whole sequence
-handle = model.blocks[2].register_forward_hook(
-    lambda module, args, output: shapes.append(list(output.shape))
-)
-try:
-    generated = lm.generate(model, test.prompts[:1], max_new_tokens=4)
-finally:
-    handle.remove()
+
+def generation_shapes(model, tokens):
+    shapes = []  # no key-value cache: every step re-runs the whole sequence
+    handle = model.blocks[2].register_forward_hook(
+        lambda module, args, output: shapes.append(list(output.shape))
+    )
+    try:
+        lm.generate(model, tokens, max_new_tokens=4)
+    finally:
+        handle.remove()
+    return shapes
+
+
+shapes = generation_shapes(model, test.prompts[:1])
+generated = lm.generate(model, test.prompts[:1], max_new_tokens=4)
 print(lm.decode(generated[0]))
 print("calls:", len(shapes), "shapes:", shapes)
 
 # sphinx_gallery_start_ignore
 assert shapes == [[1, 15, 64], [1, 16, 64]], shapes
 assert lm.decode(generated[0]).endswith("gave a key to Tom .")
+# sphinx_gallery_end_ignore
+
+ht.exercises.check("33.2", generation_shapes)
+
+# sphinx_gallery_start_ignore
+
+
+# running the model once, instead of generating, makes one call
+def generation_shapes_one_run(model, tokens):
+    shapes = []
+    with model.blocks[2].register_forward_hook(
+        lambda module, args, output: shapes.append(list(output.shape))
+    ):
+        model(tokens)
+    return shapes
+
+
+assert_check("33.2", generation_shapes, generation_shapes_one_run, "one_call")
 # sphinx_gallery_end_ignore
 
 # %%
@@ -659,14 +722,18 @@ assert lm.decode(generated[0]).endswith("gave a key to Tom .")
 # holds: after block 0 the last position holds at most a trace of which name
 # was repeated, which reaches it only in the next block (page 35).
 
+
+def fit_affine(x, y):
+    """Least squares for ``y ~ x @ W + b``: a column of ones carries the bias ``b``."""
+    weights = torch.linalg.lstsq(torch.cat([x, torch.ones(len(x), 1)], dim=1), y).solution
+    return lambda new: torch.cat([new, torch.ones(len(new), 1)], dim=1) @ weights
+
+
 train = lm.make_names(2000, seed=2)  # an affine translator, fitted by least squares
 _, train_residuals = record_residuals(model, train.prompts)
-ones = torch.ones(len(train), 1)
-inputs = torch.cat([train_residuals["block 0"][:, -1], ones], dim=1)
-translator = torch.linalg.lstsq(inputs, train_residuals["block 2"][:, -1]).solution
-test_inputs = torch.cat([residuals["block 0"][:, -1], torch.ones(len(test), 1)], dim=1)
+translate = fit_affine(train_residuals["block 0"][:, -1], train_residuals["block 2"][:, -1])
 with torch.no_grad():
-    tuned = accuracy_and_logit_diff(logit_lens(test_inputs @ translator))
+    tuned = accuracy_and_logit_diff(logit_lens(translate(residuals["block 0"][:, -1])))
     plain = accuracy_and_logit_diff(lens["block 0"][:, -1])
     after_1 = accuracy_and_logit_diff(lens["block 1"][:, -1])
 print("block 0, plain lens: accuracy {:.3f}, logit diff {:.2f}".format(*plain))
@@ -685,7 +752,22 @@ assert plain[0] < tuned[0] < 0.7, (plain, tuned)
 assert tuned[1] < 1 < after_1[1], (tuned, after_1)
 # "which reaches it in block 1 (page 35)": page 35 checks that the clean and corrupted
 # residuals at the last position differ far less after block 0 than after block 1
-from page_checks import assert_no_hooks_left  # docs/_ext: the build's check
+# sphinx_gallery_end_ignore
 
+ht.exercises.check("33.3", fit_affine)
+
+# sphinx_gallery_start_ignore
+
+
+# a linear map without a bias misses the offset of the residual after block 2
+def fit_linear(x, y):
+    weights = torch.linalg.lstsq(x, y).solution
+    return lambda new: new @ weights
+
+
+assert_check("33.3", fit_affine, fit_linear, "no_bias")
+from page_checks import assert_exercises_checked, assert_no_hooks_left  # docs/_ext
+
+assert_exercises_checked()
 assert_no_hooks_left(globals())
 # sphinx_gallery_end_ignore

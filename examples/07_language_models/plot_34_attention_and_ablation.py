@@ -610,14 +610,29 @@ assert all(isinstance(block.attn.softmax, torch.nn.Softmax) for block in model.b
 # Exercises
 # ---------
 #
-# 1. *Resample ablation*: replace head 1.3's output in each sentence with its
-#    output on another test sentence (``torch.roll(x, 1, dims=0)`` shifts
-#    the batch by one). What are the mean logit difference and the accuracy?
-# 2. Mean-ablate block 0's heads 1, 2 and 3 together. What are the mean
-#    logit difference and the accuracy, and why can the two move in opposite
-#    directions?
-# 3. Mean-ablate head 1.3 at the last position only, then at every position
+# Exercises that ask for code come with a check that runs offline, in the
+# downloaded notebook or script: write your answer, then run the
+# ``ht.exercises.check(...)`` call that ends the exercise. The check says what
+# is wrong, or what is right, in the language of the download, and leaves no
+# hook behind; each solution ends with the same call. Exercises marked *in
+# words* ask why: they have no check.
+#
+# 1. *Resample ablation*: write ``resample_head(head)``, which returns a
+#    pre-hook for ``attn.out`` that replaces head ``head``'s output in each
+#    sentence with its output on another test sentence
+#    (``torch.roll(x, 1, dims=0)`` shifts the batch by one). For head 1.3,
+#    what are the mean logit difference and the accuracy?
+#    Check: ``ht.exercises.check("34.1", resample_head)``.
+# 2. Write ``replace_heads(heads, values)``, a pre-hook for ``attn.out`` like
+#    ``replace_head`` but for several heads at once, and mean-ablate block 0's
+#    heads 1, 2 and 3 together. What are the mean logit difference and the
+#    accuracy, and why can the two move in opposite directions?
+#    Check: ``ht.exercises.check("34.2", replace_heads)``.
+# 3. Write ``replace_head_at(head, values, positions)``, a pre-hook for
+#    ``attn.out`` like ``replace_head`` but at the given positions only.
+#    Mean-ablate head 1.3 at the last position only, then at every position
 #    but the last. Where does the head's contribution come from?
+#    Check: ``ht.exercises.check("34.3", replace_head_at)``.
 
 # %%
 # .. rst-class:: solution
@@ -683,6 +698,23 @@ assert hit.sum() >= 10, hit.sum()
 assert hit_accuracy < 0.2, hit_accuracy
 # sphinx_gallery_end_ignore
 
+ht.exercises.check("34.1", resample_head)
+
+# sphinx_gallery_start_ignore
+from page_checks import assert_check  # docs/_ext: the build's checks
+
+
+# rolling the whole input moves every head's output, not only head 1.3's
+def resample_every_head(head):
+    def hook(module, args):
+        return (torch.roll(args[0], 1, dims=0),)
+
+    return hook
+
+
+assert_check("34.1", resample_head, resample_every_head, "all_heads")
+# sphinx_gallery_end_ignore
+
 # %%
 # .. rst-class:: solution
 #
@@ -694,11 +726,25 @@ assert hit_accuracy < 0.2, hit_accuracy
 # accuracy too. The three heads back each other up, which is why removing
 # one at a time hid them.
 
-with ht.HookGroup() as hooks:
-    for head in (1, 2, 3):
-        hooks.forward_pre(model.blocks[0].attn.out, replace_head(head, head_means[0]))
-    with torch.no_grad():
-        logits = model(test.prompts)
+
+def replace_heads(heads, values):
+    """A pre-hook for attn.out that puts ``values`` in the columns of every head of ``heads``."""
+
+    def hook(module, args):
+        heads_side_by_side = args[0].clone()  # one copy, edited for every head
+        for head in heads:
+            columns = slice(16 * head, 16 * (head + 1))
+            heads_side_by_side[..., columns] = values[..., columns]
+        return (heads_side_by_side,)
+
+    return hook
+
+
+with (
+    model.blocks[0].attn.out.register_forward_pre_hook(replace_heads((1, 2, 3), head_means[0])),
+    torch.no_grad(),
+):
+    logits = model(test.prompts)
 difference, accuracy = logit_difference_and_accuracy(logits, test)
 predicted = logits[:, -1].argmax(-1)
 wrong = predicted != test.answers
@@ -724,6 +770,32 @@ assert difference > clean_difference, difference
 # answers on average, spread 0.03 and 0.013)
 assert elsewhere.sum() > 0.7 * wrong.sum(), (elsewhere.sum(), wrong.sum())
 assert (predicted == test.subjects).sum() < 0.1 * wrong.sum()
+# the same run as three replace_head hooks, one per head, in a HookGroup
+with ht.HookGroup() as hooks:
+    for head in (1, 2, 3):
+        hooks.forward_pre(model.blocks[0].attn.out, replace_head(head, head_means[0]))
+    with torch.no_grad():
+        assert torch.equal(model(test.prompts), logits)
+# sphinx_gallery_end_ignore
+
+ht.exercises.check("34.2", replace_heads)
+
+# sphinx_gallery_start_ignore
+
+
+# a copy made for each head keeps only the last head's replacement
+def replace_heads_copy_per_head(heads, values):
+    def hook(module, args):
+        for head in heads:
+            heads_side_by_side = args[0].clone()
+            columns = slice(16 * head, 16 * (head + 1))
+            heads_side_by_side[..., columns] = values[..., columns]
+        return (heads_side_by_side,)
+
+    return hook
+
+
+assert_check("34.2", replace_heads, replace_heads_copy_per_head, "missed_heads")
 # sphinx_gallery_end_ignore
 
 # %%
@@ -735,14 +807,22 @@ assert (predicted == test.subjects).sum() < 0.1 * wrong.sum()
 # does its work at the last position, where the answer is computed, and there
 # it reads the subject, as its attention pattern showed.
 
+
+def replace_head_at(head, values, positions):
+    """A pre-hook for attn.out that puts ``values`` in ``head``'s columns at ``positions``."""
+    columns = slice(16 * head, 16 * (head + 1))
+
+    def hook(module, args):
+        heads_side_by_side = args[0].clone()
+        heads_side_by_side[:, positions, columns] = values[positions, columns]
+        return (heads_side_by_side,)
+
+    return hook
+
+
 by_positions = {}
 for label, positions in [("last only", [14]), ("all but last", list(range(14)))]:
-
-    def hook(module, args, positions=positions):
-        x = args[0].clone()
-        x[:, positions, 48:64] = head_means[1][positions, 48:64]  # head 3's columns
-        return (x,)
-
+    hook = replace_head_at(3, head_means[1], positions)
     with model.blocks[1].attn.out.register_forward_pre_hook(hook), torch.no_grad():
         difference, accuracy = logit_difference_and_accuracy(model(test.prompts), test)
     by_positions[label] = difference, accuracy
@@ -758,7 +838,28 @@ assert 0.35 < accuracy < 0.65, by_positions
 difference, accuracy = by_positions["all but last"]
 assert difference > clean_difference - 0.1, by_positions
 assert accuracy == 1.0, by_positions
-from page_checks import assert_no_hooks_left  # docs/_ext: the build's check
+# sphinx_gallery_end_ignore
 
+ht.exercises.check("34.3", replace_head_at)
+
+# sphinx_gallery_start_ignore
+
+
+# without the positions, the head's columns are replaced at every position
+def replace_head_everywhere(head, values, positions):
+    columns = slice(16 * head, 16 * (head + 1))
+
+    def hook(module, args):
+        heads_side_by_side = args[0].clone()
+        heads_side_by_side[..., columns] = values[..., columns]
+        return (heads_side_by_side,)
+
+    return hook
+
+
+assert_check("34.3", replace_head_at, replace_head_everywhere, "all_positions")
+from page_checks import assert_exercises_checked, assert_no_hooks_left  # docs/_ext
+
+assert_exercises_checked()
 assert_no_hooks_left(globals())
 # sphinx_gallery_end_ignore

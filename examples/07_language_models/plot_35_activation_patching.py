@@ -829,16 +829,29 @@ assert not ht.count_hooks(and_toy)
 # Exercises
 # ---------
 #
-# 1. Patch the output of each block's attention layer (``blocks[i].attn``)
-#    and of each MLP (``blocks[i].mlp``) at the last position, clean into
-#    corrupted. Which of the six restores the logit difference?
-# 2. Patch block 1, head 3's *attention pattern* (the output of
-#    ``blocks[1].attn.softmax``, head 3 only, every position) from the clean
-#    run into the corrupted one. What share comes back, and why?
-# 3. Make a different corruption: put a third name, one that is not in the
-#    sentence, at position 10. What is the corrupted run's logit difference,
-#    and what share does patching block 1, head 3 at the last position
-#    restore?
+# Exercises that ask for code come with a check that runs offline, in the
+# downloaded notebook or script: write your answer, then run the
+# ``ht.exercises.check(...)`` call that ends the exercise. The check says what
+# is wrong, or what is right, in the language of the download, and leaves no
+# hook behind; each solution ends with the same call. Exercises marked *in
+# words* ask why: they have no check.
+#
+# 1. Write ``put_last(clean_output)``, which returns a forward hook that
+#    replaces the last position of a module's output with the last position
+#    of ``clean_output``. Patch the output of each block's attention layer
+#    (``blocks[i].attn``) and of each MLP (``blocks[i].mlp``) at the last
+#    position, clean into corrupted. Which of the six restores the logit
+#    difference? Check: ``ht.exercises.check("35.1", put_last)``.
+# 2. Write ``patch_pattern(clean_pattern, head)``, which returns a forward hook
+#    for ``attn.softmax`` that puts head ``head``'s clean attention pattern
+#    (every position) into its output. Patch block 1, head 3's pattern from
+#    the clean run into the corrupted one. What share comes back, and why?
+#    Check: ``ht.exercises.check("35.2", patch_pattern)``.
+# 3. Make a different corruption: write ``third_name(sentences)``, which
+#    returns the prompts of ``sentences`` with a third name, one that is not
+#    in the sentence, at position 10. What is the corrupted run's logit
+#    difference, and what share does patching block 1, head 3 at the last
+#    position restore? Check: ``ht.exercises.check("35.3", third_name)``.
 
 # %%
 # .. rst-class:: solution
@@ -871,18 +884,24 @@ def record_outputs(prompts, part):
     return saved
 
 
+def put_last(clean_output):
+    """A forward hook that puts the last position of ``clean_output`` into the output."""
+
+    def hook(module, args, out):
+        out = out.clone()
+        out[:, -1] = clean_output[:, -1]
+        return out
+
+    return hook
+
+
 part_shares, part_gaps = {}, {}  # kept to check the answer
 for part in ("attn", "mlp"):
     clean_out = record_outputs(clean.prompts, part)
     corrupted_out = record_outputs(corrupted.prompts, part)
     for i, block in enumerate(model.blocks):
-
-        def put_last(m, args, out, i=i):
-            out = out.clone()
-            out[:, -1] = clean_out[i][:, -1]
-            return out
-
-        with getattr(block, part).register_forward_hook(put_last), torch.no_grad():
+        hook = put_last(clean_out[i])
+        with getattr(block, part).register_forward_hook(hook), torch.no_grad():
             share = share_restored(logit_diff(model(corrupted.prompts)))
         gap = (clean_out[i][:, -1] - corrupted_out[i][:, -1]).norm(dim=-1).mean()
         size = clean_out[i][:, -1].norm(dim=-1).mean()
@@ -908,6 +927,25 @@ for part in ("attn", "mlp"):
     assert size > 2, part_gaps
 # sphinx_gallery_end_ignore
 
+ht.exercises.check("35.1", put_last)
+
+# sphinx_gallery_start_ignore
+from page_checks import assert_check  # docs/_ext: the build's checks
+
+
+# out[-1] is the last sentence of the batch, not the last position
+def put_last_sentence(clean_output):
+    def hook(module, args, out):
+        out = out.clone()
+        out[-1] = clean_output[-1]
+        return out
+
+    return hook
+
+
+assert_check("35.1", put_last, put_last_sentence, "last_sentence")
+# sphinx_gallery_end_ignore
+
 # %%
 # .. rst-class:: solution
 #
@@ -926,13 +964,16 @@ for part in ("attn", "mlp"):
 
 from collections import Counter
 
-clean_pattern = pattern["block 1"]
 
+def patch_pattern(clean_pattern, head):
+    """A forward hook for attn.softmax that puts ``head``'s clean pattern into its output."""
 
-def put_pattern(m, args, out):
-    out = out.clone()
-    out[:, 3] = clean_pattern[:, 3]
-    return out
+    def hook(module, args, out):
+        out = out.clone()  # [batch, heads, positions, positions]
+        out[:, head] = clean_pattern[:, head]
+        return out
+
+    return hook
 
 
 def each_diff(logits):  # logit_diff without the mean: one per sentence
@@ -942,7 +983,8 @@ def each_diff(logits):  # logit_diff without the mean: one per sentence
 with torch.no_grad():
     clean_each = each_diff(model(clean.prompts))
     corrupted_each = each_diff(model(corrupted.prompts))
-    with model.blocks[1].attn.softmax.register_forward_hook(put_pattern):
+    hook = patch_pattern(pattern["block 1"], 3)
+    with model.blocks[1].attn.softmax.register_forward_hook(hook):
         patched_each = each_diff(model(corrupted.prompts))
 
 
@@ -1006,6 +1048,24 @@ assert name == "Anna", subjects
 assert count > away / 2, (count, away)
 # sphinx_gallery_end_ignore
 
+ht.exercises.check("35.2", patch_pattern)
+
+# sphinx_gallery_start_ignore
+
+
+# out[..., head] is one column (a key position) of every head's pattern
+def patch_pattern_column(clean_pattern, head):
+    def hook(module, args, out):
+        out = out.clone()
+        out[..., head] = clean_pattern[..., head]
+        return out
+
+    return hook
+
+
+assert_check("35.2", patch_pattern, patch_pattern_column, "wrong_dimension")
+# sphinx_gallery_end_ignore
+
 # %%
 # .. rst-class:: solution
 #
@@ -1021,10 +1081,15 @@ def next_name(ids):
     return (ids - 10 + 1) % 16 + 10  # names are tokens 10 to 25
 
 
-third = next_name(clean.subjects)  # the next name in the list that is not A or B
-third = torch.where(third == clean.answers, next_name(third), third)
-third_prompts = clean.prompts.clone()
-third_prompts[:, 10] = third
+def third_name(sentences):
+    third = next_name(sentences.subjects)  # the next name in the list that is not A or B
+    third = torch.where(third == sentences.answers, next_name(third), third)
+    prompts = sentences.prompts.clone()  # a copy: prompts is a view of the sentences
+    prompts[:, 10] = third
+    return prompts
+
+
+third_prompts = third_name(clean)
 with torch.no_grad():
     third_diff = logit_diff(model(third_prompts))
 print(f"third-name run: logit difference {third_diff:.2f}")
@@ -1036,7 +1101,23 @@ print(f"head 1.3 patched at the last position: share restored {restored_share:.2
 # "about zero" (-0.13 so far, against a clean run above 5); "the whole difference" (1.03)
 assert abs(third_diff) < 0.5, third_diff
 assert abs(restored_share - 1) <= NEAR, restored_share
-from page_checks import assert_no_hooks_left  # docs/_ext: the build's check
+# sphinx_gallery_end_ignore
 
+ht.exercises.check("35.3", third_name)
+
+# sphinx_gallery_start_ignore
+
+
+# the next name can be the answer, a name of the sentence
+def third_name_may_repeat(sentences):
+    prompts = sentences.prompts.clone()
+    prompts[:, 10] = next_name(sentences.subjects)
+    return prompts
+
+
+assert_check("35.3", third_name, third_name_may_repeat, "in_sentence")
+from page_checks import assert_exercises_checked, assert_no_hooks_left  # docs/_ext
+
+assert_exercises_checked()
 assert_no_hooks_left(globals())
 # sphinx_gallery_end_ignore

@@ -63,6 +63,7 @@ import itertools
 import matplotlib.pyplot as plt
 import torch
 
+import hooks_tutorial as ht
 from hooks_tutorial import count_hooks, lm
 
 print("torch", torch.__version__)
@@ -675,21 +676,36 @@ assert reading[MARY] > 0
 # Exercises
 # ---------
 #
+# Exercises that ask for code come with a check that runs offline, in the
+# downloaded notebook or script: write your answer, then run the
+# ``ht.exercises.check(...)`` call that ends the exercise. The check says what
+# is wrong, or what is right, in the language of the download, and leaves no
+# hook behind; each solution ends with the same call. Exercises marked *in
+# words* ask why: they have no check.
+#
 # 1. The design that looks natural is to contrast "the answer is the first
 #    name" with "the answer is the second name" over random sentences from
-#    ``lm.make_names``. Build that direction after block 1 from 500
+#    ``lm.make_names``. Write ``difference_of_means(residuals, in_first)``,
+#    the mean of the residuals where ``in_first`` is True minus the mean of
+#    the others. Build that direction after block 1 from 500
 #    sentences (set 1: the subject is the second name; set 2: the subject
 #    is the first) and add it with ``alpha`` 1, 10 and 20 to the prompts of
 #    ``lm.make_names(500, seed=1, split="test")`` whose subject is the first
 #    name. What share flips to the first name?
-# 2. Steer the other way: add ``-1`` times the direction to the held-out
-#    prompts whose answer is Mary (subject John). What share answers John?
-# 3. Steer only the prompt: a hook that adds the direction at position 14
-#    only when it sees 15 positions, that is at the first step (ActAdd,
-#    too, adds its vector to the prompt only, to its first positions, and
-#    not to the generated tokens). Generate with ``alpha`` 1 on the held-out prompts: what share
-#    of the answers is Mary, and do the continuations still end with a full
-#    stop?
+#    Check: ``ht.exercises.check("36.1", difference_of_means)``.
+# 2. Steer the other way: write ``steered_answers(model, block, prompts,
+#    vector)``, which returns the model's next token for each prompt with
+#    ``vector`` added to the output of ``block`` at the last position (a
+#    forward hook that it removes again). Add ``-1`` times the direction to
+#    the held-out prompts whose answer is Mary (subject John). What share
+#    answers John? Check: ``ht.exercises.check("36.2", steered_answers)``.
+# 3. Steer only the prompt: write ``prompt_only(vector)``, which returns a
+#    hook that adds ``vector`` at position 14 only when it sees 15 positions,
+#    that is at the first step (ActAdd, too, adds its vector to the prompt
+#    only, to its first positions, and not to the generated tokens). Generate
+#    with ``alpha`` 1 on the held-out prompts: what share of the answers is
+#    Mary, and do the continuations still end with a full stop?
+#    Check: ``ht.exercises.check("36.3", prompt_only)``.
 
 # %%
 # .. rst-class:: solution
@@ -705,7 +721,13 @@ assert reading[MARY] > 0
 
 train = lm.make_names(500, seed=0)
 residual = last_residuals(train.prompts)[1]
-first_vs_second = residual[~train.subject_is_a].mean(0) - residual[train.subject_is_a].mean(0)
+
+
+def difference_of_means(residuals, in_first):
+    return residuals[in_first].mean(0) - residuals[~in_first].mean(0)
+
+
+first_vs_second = difference_of_means(residual, ~train.subject_is_a)
 test = lm.make_names(500, seed=1, split="test")
 prompts = test.prompts[test.subject_is_a]
 first_name = prompts[:, lm.POSITIONS["A"]]
@@ -740,6 +762,20 @@ assert pushed[20][2] > 0.5, pushed
 assert 0.05 < pushed[20][1] < 0.5, pushed
 # sphinx_gallery_end_ignore
 
+ht.exercises.check("36.1", difference_of_means)
+
+# sphinx_gallery_start_ignore
+from page_checks import assert_check  # docs/_ext: the build's checks
+
+# the second set's mean minus the first's points the other way
+assert_check(
+    "36.1",
+    difference_of_means,
+    lambda residuals, in_first: residuals[~in_first].mean(0) - residuals[in_first].mean(0),
+    "reversed",
+)
+# sphinx_gallery_end_ignore
+
 # %%
 # .. rst-class:: solution
 #
@@ -747,11 +783,44 @@ assert 0.05 < pushed[20][1] < 0.5, pushed
 # ways: adding it pushes towards Mary, subtracting it towards John.
 
 test_to_mary = name_prompts("Mary", "John", "John", test_places)  # answer: Mary
-said = answers(test_to_mary, block, add_at_last_position(direction, -1.0))
+
+
+def steered_answers(model, block, prompts, vector):
+    def hook(module, args, output):
+        steered = output.clone()
+        steered[:, -1] += vector
+        return steered
+
+    with block.register_forward_hook(hook), torch.no_grad():
+        return model(prompts)[:, -1].argmax(-1)
+
+
+said = steered_answers(model, block, test_to_mary, -1.0 * direction)
 print(f"alpha -1 on answer-Mary prompts: John {(said == JOHN).float().mean():.2f}")
 
 # sphinx_gallery_start_ignore
 assert (said == JOHN).all()  # "every answer is John"
+# the page's hook gives the same answers
+assert torch.equal(said, answers(test_to_mary, block, add_at_last_position(direction, -1.0)))
+# sphinx_gallery_end_ignore
+
+ht.exercises.check("36.2", steered_answers)
+
+# sphinx_gallery_start_ignore
+
+
+# steered[:, -1] -= vector subtracts what the caller already negated: it pushes to Mary
+def steered_answers_subtracting(model, block, prompts, vector):
+    def hook(module, args, output):
+        steered = output.clone()
+        steered[:, -1] -= vector
+        return steered
+
+    with block.register_forward_hook(hook), torch.no_grad():
+        return model(prompts)[:, -1].argmax(-1)
+
+
+assert_check("36.2", steered_answers, steered_answers_subtracting, "opposite")
 # sphinx_gallery_end_ignore
 
 # %%
@@ -764,16 +833,20 @@ assert (said == JOHN).all()  # "every answer is John"
 # stop after the name it has already written.
 
 
-def add_to_prompt_only(module, args, output):
-    """Push position 14 at the first step only, when the hook sees 15 positions."""
-    if output.shape[1] != 15:
-        return None
-    steered = output.clone()
-    steered[:, 14] += direction
-    return steered
+def prompt_only(vector):
+    """A hook that pushes position 14 at the first step only, when it sees 15 positions."""
+
+    def hook(module, args, output):
+        if output.shape[1] != 15:
+            return None
+        steered = output.clone()
+        steered[:, 14] += vector
+        return steered
+
+    return hook
 
 
-with block.register_forward_hook(add_to_prompt_only):
+with block.register_forward_hook(prompt_only(direction)):
     out = lm.generate(model, test_to_john, max_new_tokens=4)
 print(f"prompt only: Mary {(out[:, 15] == MARY).float().mean():.2f}")
 full_stop = lm.encode(".")[0, 0]
@@ -782,7 +855,26 @@ print("every continuation ends with a full stop:", bool((out[:, -1] == full_stop
 # sphinx_gallery_start_ignore
 assert (out[:, 15] == MARY).all()  # "Mary in every answer"
 assert (out[:, -1] == full_stop).all()  # "every continuation ends with a full stop"
-from page_checks import assert_no_hooks_left  # docs/_ext: the build's check
+# sphinx_gallery_end_ignore
 
+ht.exercises.check("36.3", prompt_only)
+
+# sphinx_gallery_start_ignore
+
+
+# pushing the last position at every step steers the generated tokens too
+def every_step(vector):
+    def hook(module, args, output):
+        steered = output.clone()
+        steered[:, -1] += vector
+        return steered
+
+    return hook
+
+
+assert_check("36.3", prompt_only, every_step, "every_step")
+from page_checks import assert_exercises_checked, assert_no_hooks_left  # docs/_ext
+
+assert_exercises_checked()
 assert_no_hooks_left(globals())
 # sphinx_gallery_end_ignore

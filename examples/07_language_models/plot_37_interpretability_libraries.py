@@ -613,18 +613,30 @@ plt.show()
 # Exercises
 # ---------
 #
+# Exercises that ask for code come with a check that runs offline, in the
+# downloaded notebook or script: write your answer, then run the
+# ``ht.exercises.check(...)`` call that ends the exercise. The check says what
+# is wrong, or what is right, in the language of the download, and leaves no
+# hook behind; each solution ends with the same call. Exercises marked *in
+# words* ask why: they have no check.
+#
 # 1. Cache the attention pattern of block 1 by name
-#    (``blocks.1.attn.softmax.hook_out``) with ``run_with_cache``, and with a
-#    plain forward hook on ``model.blocks[1].attn.softmax``. How much does
-#    head 3 attend from the last position to the subject (position 10), and
-#    do the two ways agree?
+#    (``blocks.1.attn.softmax.hook_out``) with ``run_with_cache``, and with
+#    ``pattern_by_hook(model, tokens)``, a function you write that returns it
+#    from a plain forward hook on ``model.blocks[1].attn.softmax``. How much
+#    does head 3 attend from the last position to the subject (position 10),
+#    and do the two ways agree?
+#    Check: ``ht.exercises.check("37.1", pattern_by_hook)``.
 # 2. Activation patching with nnsight: save the residual stream after block 0
 #    in the clean run, then run the corrupted prompts
 #    (``data.with_other_subject().prompts``) and write the clean value into
 #    position 10 of block 0's output. What share of the clean logit difference
-#    does it restore, and does a plain forward hook give the same share?
-# 3. Pass ``run_with_hooks`` a hook that raises an error. How many hooks are
-#    left on ``hooked_model`` after the error?
+#    does it restore, and does a plain forward hook give the same share? Write
+#    that hook's maker, ``patch_position(clean_output, position)``.
+#    Check: ``ht.exercises.check("37.2", patch_position)``.
+# 3. Pass ``run_with_hooks`` a hook ``broken(activation, name)`` that raises
+#    an error. How many hooks are left on ``hooked_model`` after the error?
+#    Check: ``ht.exercises.check("37.3", broken)``.
 
 # %%
 # .. rst-class:: solution
@@ -639,21 +651,47 @@ plt.show()
 S = lm.POSITIONS["S"]  # the subject; the last prompt position is "end"
 name = "blocks.1.attn.softmax.hook_out"
 _, cache = run_with_cache(hooked_model, prompts, [name])
-patterns = []
-handle = model.blocks[1].attn.softmax.register_forward_hook(
-    lambda module, args, output: patterns.append(output)
-)
-try:
-    model(prompts)
-finally:
-    handle.remove()
+
+
+def pattern_by_hook(model, tokens):
+    patterns = []
+    handle = model.blocks[1].attn.softmax.register_forward_hook(
+        lambda module, args, output: patterns.append(output)
+    )
+    try:
+        model(tokens)
+    finally:
+        handle.remove()
+    return patterns[0]
+
+
+pattern = pattern_by_hook(model, prompts)
 weight = cache[name][:, HEAD, -1, S].mean().item()
 print(f"head 1.3, last position -> position 10: {weight:.2f}")
-print("max abs difference:", (cache[name] - patterns[0]).abs().max().item())
+print("max abs difference:", (cache[name] - pattern).abs().max().item())
 
 # sphinx_gallery_start_ignore
 assert weight > 0.5, weight  # "most of its attention" (0.78 so far)
-assert torch.equal(cache[name], patterns[0])  # "the same tensor"
+assert torch.equal(cache[name], pattern)  # "the same tensor"
+# sphinx_gallery_end_ignore
+
+ht.exercises.check("37.1", pattern_by_hook)
+
+# sphinx_gallery_start_ignore
+from page_checks import assert_check  # docs/_ext: the build's checks
+
+
+# args[0] is the softmax's input: the scores, not the pattern
+def scores_by_hook(model, tokens):
+    kept = []
+    with model.blocks[1].attn.softmax.register_forward_hook(
+        lambda module, args, output: kept.append(args[0])
+    ):
+        model(tokens)
+    return kept[0]
+
+
+assert_check("37.1", pattern_by_hook, scores_by_hook, "scores")
 # sphinx_gallery_end_ignore
 
 # %%
@@ -677,13 +715,16 @@ with nn_model.trace(corrupted):
     patched = nn_model.output.save()
 
 
-def patch_position(module, args, output):
-    output = output.clone()
-    output[:, S] = clean_resid[:, S]
-    return output
+def patch_position(clean_output, position):
+    def hook(module, args, output):
+        output = output.clone()
+        output[:, position] = clean_output[:, position]
+        return output
+
+    return hook
 
 
-handle = model.blocks[0].register_forward_hook(patch_position)
+handle = model.blocks[0].register_forward_hook(patch_position(clean_resid, S))
 try:
     hooked_patch = model(corrupted)
 finally:
@@ -716,6 +757,24 @@ else:
 assert "does not support batching multiple invokes" in message, message
 # sphinx_gallery_end_ignore
 
+ht.exercises.check("37.2", patch_position)
+
+# sphinx_gallery_start_ignore
+
+
+# output[position] is a sentence of the batch, not a position
+def patch_sentence(clean_output, position):
+    def hook(module, args, output):
+        output = output.clone()
+        output[position] = clean_output[position]
+        return output
+
+    return hook
+
+
+assert_check("37.2", patch_position, patch_sentence, "one_sentence")
+# sphinx_gallery_end_ignore
+
 # %%
 # .. rst-class:: solution
 #
@@ -737,7 +796,15 @@ print("hooks left on hooked_model:", ht.count_hooks(hooked_model))
 
 # sphinx_gallery_start_ignore
 assert not ht.count_hooks(hooked_model)  # "None"
-from page_checks import assert_no_hooks_left  # docs/_ext: the build's check
+# sphinx_gallery_end_ignore
 
+ht.exercises.check("37.3", broken)
+
+# sphinx_gallery_start_ignore
+# a hook that returns instead of raising shows nothing about errors
+assert_check("37.3", broken, lambda activation, name: activation, "did_not_raise")
+from page_checks import assert_exercises_checked, assert_no_hooks_left  # docs/_ext
+
+assert_exercises_checked()
 assert_no_hooks_left(globals())
 # sphinx_gallery_end_ignore

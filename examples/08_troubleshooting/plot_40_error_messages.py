@@ -655,12 +655,28 @@ for title in titles:
 # Exercises
 # ---------
 #
-# 1. Call the library's ``GradCAM`` on ``model`` inside ``torch.no_grad()``
-#    and check that the model's parameters still have no ``.grad``.
-# 2. Put a forward hook on ``resnet.layer4[1].relu`` of a torchvision
-#    ``resnet18(weights=None)`` and count how often it fires for one batch.
+# Exercises that ask for code come with a check that runs offline, in the
+# downloaded notebook or script: write your answer, then run the
+# ``ht.exercises.check(...)`` call that ends the exercise. The check says what
+# is wrong, or what is right, in the language of the download, and leaves no
+# hook behind; each solution ends with the same call. Exercises marked *in
+# words* ask why: they have no check.
+#
+# 1. Write ``grads_after_cam(model, layer, images)``, which calls the
+#    library's ``GradCAM`` on ``model`` inside ``torch.no_grad()`` and returns
+#    the maps and the number of the model's parameters that have a ``.grad``.
+#    Check that the parameters still have no ``.grad``.
+#    Check: ``ht.exercises.check("40.1", grads_after_cam)``.
+# 2. Write ``count_fires(model, module, x)``, which puts a forward hook on
+#    ``module``, runs ``model(x)``, removes the hook and returns how often it
+#    fired. Count for ``resnet.layer4[1].relu`` of a torchvision
+#    ``resnet18(weights=None)`` and one batch.
+#    Check: ``ht.exercises.check("40.2", count_fires)``.
 # 3. Which of the three silent cases does ``hooks_tutorial.trace``
-#    reveal? Trace one call of ``shared``.
+#    reveal? Write ``called_names(model, x)``, which returns the names of the
+#    modules that one call of ``model(x)`` calls, one per call, from
+#    ``ht.trace``, and use it on ``shared``.
+#    Check: ``ht.exercises.check("40.3", called_names)``.
 
 # %%
 # .. rst-class:: solution
@@ -670,14 +686,36 @@ for title in titles:
 # activation only, so unlike ``backward()`` it never fills the parameters'
 # ``.grad``.
 
+
+def grads_after_cam(model, layer, images):
+    with torch.no_grad():
+        maps = ht.GradCAM(model, layer)(images)
+    return maps, sum(p.grad is not None for p in model.parameters())
+
+
 model.zero_grad(set_to_none=True)
-with torch.no_grad():
-    ht.GradCAM(model, "relu3")(images)
-print("parameters with a .grad:", sum(p.grad is not None for p in model.parameters()))
+maps, with_grad = grads_after_cam(model, "relu3", images)
+print("parameters with a .grad:", with_grad)
 
 # sphinx_gallery_start_ignore
+assert with_grad == 0
 assert all(p.grad is None for p in model.parameters())
 assert ht.count_hooks(model).total == 0
+# sphinx_gallery_end_ignore
+
+ht.exercises.check("40.1", grads_after_cam)
+
+# sphinx_gallery_start_ignore
+from page_checks import assert_check  # docs/_ext: the build's checks
+
+
+# a backward() on the scores fills the parameters' .grad
+def grads_after_backward(model, layer, images):
+    model(images).max(1).values.sum().backward()
+    return grads_after_cam(model, layer, images)
+
+
+assert_check("40.1", grads_after_cam, grads_after_backward, "filled_grads")
 # sphinx_gallery_end_ignore
 
 # %%
@@ -689,16 +727,40 @@ assert ht.count_hooks(model).total == 0
 
 import torchvision
 
+
+def count_fires(model, module, x):
+    fired = []
+    handle = module.register_forward_hook(lambda m, args, output: fired.append(1))
+    try:
+        with torch.no_grad():
+            model(x)
+    finally:
+        handle.remove()
+    return len(fired)
+
+
 resnet = torchvision.models.resnet18(weights=None).eval()
-fired = []
-handle = resnet.layer4[1].relu.register_forward_hook(lambda module, args, output: fired.append(1))
-with torch.no_grad():
-    resnet(torch.randn(1, 3, 64, 64))
-handle.remove()
-print("layer4[1].relu fired", len(fired), "times")
+fires = count_fires(resnet, resnet.layer4[1].relu, torch.randn(1, 3, 64, 64))
+print("layer4[1].relu fired", fires, "times")
 
 # sphinx_gallery_start_ignore
-assert len(fired) == 2, fired
+assert fires == 2, fires
+# sphinx_gallery_end_ignore
+
+ht.exercises.check("40.2", count_fires)
+
+# sphinx_gallery_start_ignore
+
+
+# a set of the modules that fired counts each module once, however often it is called
+def count_modules_fired(model, module, x):
+    fired = set()
+    with module.register_forward_hook(lambda m, args, output: fired.add(m)), torch.no_grad():
+        model(x)
+    return len(fired)
+
+
+assert_check("40.2", count_fires, count_modules_fired, "once_per_module")
 # sphinx_gallery_end_ignore
 
 # %%
@@ -710,15 +772,33 @@ assert len(fired) == 2, fired
 # ``functional``). The compiled case does not show, because the trace runs the
 # model itself, not the compiled one.
 
-trace = ht.trace(shared, torch.randn(3, 4))
-print([row.name for row in trace.rows])
-print([row.name for row in ht.trace(functional, torch.randn(2, 4)).rows])
+
+def called_names(model, x):
+    return [row.name for row in ht.trace(model, x).rows]
+
+
+names = called_names(shared, torch.randn(3, 4))
+print(names)
+print(called_names(functional, torch.randn(2, 4)))
 
 # sphinx_gallery_start_ignore
-names = [row.name for row in trace.rows]
 assert names.count("act") == 2, names
-assert "act" not in [row.name for row in ht.trace(functional, torch.randn(2, 4)).rows]
-from page_checks import assert_no_hooks_left  # docs/_ext: the build's check
+assert "act" not in called_names(functional, torch.randn(2, 4))
+# sphinx_gallery_end_ignore
 
+ht.exercises.check("40.3", called_names)
+
+# sphinx_gallery_start_ignore
+
+
+# named_modules() lists each module once, in the order they were assigned
+def module_names(model, x):
+    return [name for name, _ in model.named_modules() if name]
+
+
+assert_check("40.3", called_names, module_names, "modules_not_calls")
+from page_checks import assert_exercises_checked, assert_no_hooks_left  # docs/_ext
+
+assert_exercises_checked()
 assert_no_hooks_left(globals())
 # sphinx_gallery_end_ignore

@@ -21,7 +21,10 @@ from sitecheck import EXAMPLES, HTML, prose
 from sphinx_gallery.py_source_parser import remove_ignore_blocks
 
 sys.path.insert(0, str(Path(__file__).parents[2] / "docs" / "_ext"))
-from download_language import marked_script  # docs/_ext, put on the path above
+from code_comments import HAN, code_tokens, comments  # docs/_ext, put on the path above
+from download_language import marked_script
+from figure_texts import TEXTS
+from PIL import Image, ImageChops
 
 
 def _text(path: Path) -> str:
@@ -175,16 +178,19 @@ def test_english_downloads_are_the_examples(page: str) -> None:
 
 @pytest.mark.parametrize("page", _pages())
 def test_chinese_downloads_translate_prose_only(page: str, tmp_path: Path) -> None:
-    """Same code byte for byte; every English paragraph and Markdown cell in Chinese."""
+    """Same code tokens (comments set aside); every English paragraph and Markdown cell in
+    Chinese."""
     en_py, zh_py = _download("en", page, "python"), _download("zh_CN", page, "python")
-    assert _code(zh_py) == _code(en_py)
+    assert code_tokens(_code(zh_py)) == code_tokens(_code(en_py))
     english, chinese = _paragraphs(en_py), _paragraphs(zh_py)
     assert len(chinese) == len(english), "the Chinese script has other paragraphs"
     kept = _kept_as_is(page)
     left = _untranslated(english, chinese, kept)
     assert not left, f"paragraphs left in English in the Chinese script: {left}"
     en_nb, zh_nb = _download("en", page, "jupyter"), _download("zh_CN", page, "jupyter")
-    assert _cells(zh_nb, "code") == _cells(en_nb, "code")
+    assert [code_tokens(c) for c in _cells(zh_nb, "code")] == [
+        code_tokens(c) for c in _cells(en_nb, "code")
+    ]
     en_md, zh_md = _cells(en_nb, "markdown"), _cells(zh_nb, "markdown")
     assert len(zh_md) == len(en_md)
     left = [
@@ -201,6 +207,104 @@ def test_chinese_downloads_translate_prose_only(page: str, tmp_path: Path) -> No
     with zipfile.ZipFile(archive) as zipped:
         assert zipped.read(f"{name}.py") == zh_py
         assert zipped.read(f"{name}.ipynb") == zh_nb
+
+
+def _conf_pages(name: str) -> list[str]:
+    """A list of pages in docs/conf.py (read as a literal: conf.py imports torch)."""
+    conf = ast.parse((Path(__file__).parents[2] / "docs" / "conf.py").read_text("utf-8"))
+    for node in conf.body:
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == name:
+            pages: list[str] = ast.literal_eval(node.value)
+            return pages
+    msg = f"docs/conf.py has no {name}"
+    raise LookupError(msg)
+
+
+def _comment_pages() -> list[str]:
+    return _conf_pages("code_comment_pages")
+
+
+def _page_code(page: str, language: str) -> list[str]:
+    """The text of a page's Python code blocks, as the reader sees them."""
+    raw = (HTML / language / f"{page}.html").read_text(encoding="utf-8")
+    blocks = re.findall(
+        r'<div class="highlight-Python notranslate">.*?<pre>(.*?)</pre>', raw, re.DOTALL
+    )
+    return [unescape(re.sub(r"<[^>]+>", "", block)) for block in blocks]
+
+
+def _comment_texts(codes: list[str]) -> list[str]:
+    """Every comment a reader sees in ``codes`` (with words or not)."""
+    return [c.text for code in codes for c in comments(code, words_only=False)]
+
+
+def _english(texts: list[str]) -> list[str]:
+    """The comments that have an English word and no Chinese."""
+    return [t for t in texts if re.search(r"[A-Za-z]{2,}", t) and not HAN.search(t)]
+
+
+def test_the_listed_pages_exist() -> None:
+    assert set(_comment_pages()) <= set(_pages())
+    assert len(_comment_pages()) >= 23, "pages 1-22 (and 18b) have their comments translated"
+    assert set(_conf_pages("figure_text_pages")) <= set(_pages())
+    assert len(_conf_pages("figure_text_pages")) >= 9, "pages 1-9 have their figures translated"
+
+
+@pytest.mark.parametrize("page", _comment_pages())
+def test_chinese_code_comments_are_chinese(page: str) -> None:
+    """On a listed page, every comment with words is Chinese: on the page, in the script and
+    in the notebook, and there are as many as in English (none dropped)."""
+    en_page, zh_page = (
+        _comment_texts(_page_code(page, "en")),
+        _comment_texts(_page_code(page, "zh_CN")),
+    )
+    assert len(zh_page) == len(en_page)
+    assert not [c for c in en_page if HAN.search(c)], "Chinese in the English page's code"
+    assert not _english(zh_page), "English comments on the zh_CN page"
+    zh_py = _code(_download("zh_CN", page, "python"))
+    en_py = _code(_download("en", page, "python"))
+    script = _comment_texts([zh_py])
+    assert len(script) == len(_comment_texts([en_py]))
+    assert not _english(script), "English comments in the zh_CN script"
+    notebook = _comment_texts(_cells(_download("zh_CN", page, "jupyter"), "code"))
+    assert not _english(notebook), "English comments in the notebook"
+
+
+def test_comment_checks_fail_on_english_left_behind() -> None:
+    """The test above sees one English comment among Chinese ones."""
+    code = "x = 1  # 一个\ny = 2  # still English\nz = [1, 2]  # [2]\n"
+    assert _english(_comment_texts([code])) == ["still English"]
+
+
+def _figure_srcs(page: str, language: str) -> list[str]:
+    raw = (HTML / language / f"{page}.html").read_text(encoding="utf-8")
+    return re.findall(r'<img\b[^>]*class="sphx-glr-(?:single|multi)-img"[^>]*>', raw)
+
+
+@pytest.mark.parametrize("page", _conf_pages("figure_text_pages"))
+def test_chinese_figures_are_drawn_again_with_chinese_words(page: str) -> None:
+    """A listed page's zh_CN figures are their own files: other pixels than the English
+    at the same width, and every recorded word of the figure has a Chinese translation."""
+    english, chinese = _figure_srcs(page, "en"), _figure_srcs(page, "zh_CN")
+    assert len(chinese) == len(english)
+    with (LOCALES / f"{page}.po").open("rb") as f:
+        catalog = {m.id: m.string for m in read_po(f) if isinstance(m.id, str)}
+    folder = (HTML / "en" / page).parent
+    for en_tag, zh_tag in zip(english, chinese, strict=True):
+        en_src = unescape(re.search(r'src="([^"]+)"', en_tag)[1])  # type: ignore[index]
+        zh_src = unescape(re.search(r'src="([^"]+)"', zh_tag)[1])  # type: ignore[index]
+        assert "_zh_CN" not in en_src
+        assert zh_src.endswith("_zh_CN.webp"), f"{page}: the zh_CN page shows {zh_src}"
+        with (
+            Image.open(folder / en_src) as en,
+            Image.open((HTML / "zh_CN" / page).parent / zh_src) as zh,
+        ):
+            assert zh.width == en.width
+            assert ImageChops.difference(en.convert("RGB"), zh.convert("RGB")).getbbox()
+        name = Path(en_src).name
+        texts = next(EXAMPLES.parent.glob(f"docs/auto_examples/*/images/{name}{TEXTS}"))
+        for text in json.loads(texts.read_text(encoding="utf-8")):
+            assert HAN.search(catalog.get(text) or ""), f"{page}: {text!r} is not translated"
 
 
 @pytest.mark.parametrize("page", _pages())

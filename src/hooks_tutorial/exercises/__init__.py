@@ -40,7 +40,15 @@ from typing import Literal
 
 import torch
 
-from . import _pages_01_04, _pages_05_09, _pages_28_32, _pages_32b  # noqa: F401 - importing them registers their checks
+from . import (  # importing them registers their checks
+    _pages_01_04,  # noqa: F401
+    _pages_05_09,  # noqa: F401
+    _pages_10_14,  # noqa: F401
+    _pages_23_27,  # noqa: F401
+    _pages_28_32,  # noqa: F401
+    _pages_32b,  # noqa: F401
+    _pages_33_40,  # noqa: F401
+)
 from ._guard import HookGuard, Leftover, OutOfSteps, StepBudget, is_learner_code
 from ._language import CHOSEN, LANGUAGES, Text, detect_language, wrap
 from ._registry import CHECKS, MESSAGES, PROSE, Problem, exercise_id

@@ -1,0 +1,309 @@
+"""Chinese words in the figures of the zh_CN pages, from the one English run.
+
+Each page runs once, in the English build; the zh_CN build shows its outputs.
+For the figures' words (titles, axis labels, tick labels that are words,
+legends, annotations, colorbar labels) to be Chinese there, without running
+the page again:
+
+- :class:`figures.WebFigures` (the gallery's scraper) keeps each figure as it
+  saves it: ``<image>.fig.pickle`` (Matplotlib figures pickle) and
+  ``<image>.texts.json``, the texts it drew that have a word (two or more ASCII
+  letters, as for code comments: ``0.5`` or ``x`` read the same in Chinese).
+- In the pages listed in ``figure_text_pages`` (docs/conf.py), the transform
+  :class:`MarkFigureTexts` puts a :class:`figure_texts` node (Sphinx's
+  ``addnodes.translatable``) after each figure: the gettext builder extracts its
+  texts into the page's catalog (``nox -s translations``), and Sphinx's
+  ``Locale`` transform hands it their translations.
+- :class:`ApplyFigureTexts` (zh_CN, after ``Locale``) loads the pickled figure,
+  replaces each text by its translation, draws it with Noto Sans CJK SC (from
+  the ``mplfonts`` package of the docs dependency group; DejaVu Sans first, so
+  digits and Latin letters look as in English), saves ``<image>_zh_CN.webp``
+  and its 2x variant beside the English files at the English sizes, and points
+  the page's figure at them. A listed figure's text without a translation is a
+  warning (an error under ``-W``); the phone check (``figures.phone_problems``,
+  text at least 9 CSS px on a 390 px phone) is run on the Chinese image too.
+
+Downloads stay as they are: a downloaded script draws its figures with the
+English words of its code, so it draws readable text on any machine, with or
+without a CJK font.
+
+Why no package does this: sphinx-gallery has no i18n, and Sphinx translates
+the doctree, not the pixels of an image.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import io
+import json
+import pickle
+import re
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from docutils import nodes
+from sphinx import addnodes
+from sphinx.application import Sphinx
+from sphinx.transforms import SphinxTransform
+from sphinx.util import logging
+
+logger = logging.getLogger(__name__)
+
+WORD = re.compile(r"[A-Za-z]{2,}")
+TEXTS = ".texts.json"  # beside the image: the texts with words that the figure drew
+PICKLE = ".fig.pickle"  # beside the image: the figure itself
+SUFFIX = "_zh_CN"  # sphx_glr_x_001.webp -> sphx_glr_x_001_zh_CN.webp (2x: ..._zh_CN_2_00x.webp)
+LATIN = "DejaVu Sans"  # Matplotlib's default, first: digits and Latin letters as in English
+CJK_FILE = "NotoSansCJKsc-Regular.otf"  # in the mplfonts package (SIL Open Font License)
+
+
+def has_words(text: str) -> bool:
+    return bool(WORD.search(text))
+
+
+def record_figure(image: Path, figure: Any, texts: Sequence[str]) -> None:
+    """Keep a figure the scraper saved as ``image``: its pickle and its texts with words."""
+    words = sorted({t for t in texts if has_words(t)})
+    image.with_name(image.name + TEXTS).write_text(
+        json.dumps(words, ensure_ascii=False), encoding="utf-8"
+    )
+    target = image.with_name(image.name + PICKLE)
+    try:
+        target.write_bytes(pickle.dumps(figure))
+    except Exception:  # noqa: BLE001 - a figure that does not pickle stays English (warned)
+        target.unlink(missing_ok=True)
+
+
+def cjk_family() -> str | None:
+    """Register the CJK font with Matplotlib; its family name, or None when it is missing."""
+    spec = importlib.util.find_spec("mplfonts")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    path = Path(next(iter(spec.submodule_search_locations))) / "fonts" / CJK_FILE
+    if not path.is_file():
+        return None
+    from matplotlib import font_manager  # noqa: PLC0415
+
+    font_manager.fontManager.addfont(str(path))
+    return str(font_manager.FontProperties(fname=str(path)).get_name())
+
+
+def zh_name(image: Path, *, double: bool = False) -> Path:
+    return image.with_name(image.stem + SUFFIX + ("_2_00x" if double else "") + image.suffix)
+
+
+def translate_figure(
+    figure: Any, lookup: Callable[[str], str | None], family: list[str]
+) -> list[str]:
+    """Replace the figure's texts by their translations and set ``family`` on every text.
+
+    Tick labels are made by the axes' formatters at each draw: the figure is
+    drawn once, and an axis with a tick label to translate gets fixed labels.
+    Returns the texts with words that have no translation.
+    """
+    from matplotlib.text import Text  # noqa: PLC0415
+
+    missing: list[str] = []
+
+    def new(text: str) -> str:
+        if not has_words(text):
+            return text
+        found = lookup(text)
+        if not found or found == text:
+            missing.append(text)
+            return text
+        return found
+
+    figure.canvas.draw()  # the formatters write the tick labels
+    for axes in figure.axes:
+        for axis in (axes.xaxis, axes.yaxis):
+            for which in ("major", "minor"):
+                minor = which == "minor"
+                labels = [t.get_text() for t in axis.get_ticklabels(minor=minor)]
+                if any(has_words(t) for t in labels):
+                    locations = list(axis.get_ticklocs(minor=minor))
+                    axis.set_ticks(locations, labels=[new(t) for t in labels], minor=minor)
+    # every Text, tick labels included (the drawn ticks; a tick made at the next draw
+    # copies the first tick's font: Matplotlib's Axis._copy_tick_props)
+    for text in figure.findobj(Text):
+        if text.get_text():
+            text.set_text(new(text.get_text()))
+        text.set_fontfamily(family)
+    return sorted(set(missing))
+
+
+def render(
+    pickled: Path, image: Path, lookup: Callable[[str], str | None], family: str
+) -> tuple[list[str], list[str]]:
+    """Write the Chinese copies of ``image`` (1x and 2x) from the pickled figure.
+
+    Returns (texts without a translation, phone problems of the Chinese image).
+    """
+    import matplotlib as mpl  # noqa: PLC0415
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+    from figures import MEASURES, WEBP, _recording, phone_measures, phone_problems  # noqa: PLC0415
+    from PIL import Image  # noqa: PLC0415
+
+    with mpl.rc_context({"backend": "agg"}):
+        figure = pickle.loads(pickled.read_bytes())
+        try:
+            missing = translate_figure(figure, lookup, [LATIN, family])
+            buffer = io.BytesIO()
+            with _recording() as seen:
+                figure.savefig(buffer, format="png", dpi=2 * figure.dpi)
+            record = next(iter(seen.values()), None)
+        finally:
+            plt.close(figure)
+    buffer.seek(0)
+    with Image.open(buffer) as drawn:
+        drawn.load()
+    for double in (False, True):
+        english = image if not double else image.with_name(image.stem + "_2_00x" + image.suffix)
+        if not english.is_file():
+            continue
+        with Image.open(english) as shown:
+            width = shown.width
+        height = round(drawn.height * width / drawn.width)
+        resized = drawn.resize((width, height), Image.Resampling.LANCZOS)
+        resized.save(zh_name(image, double=double), **WEBP)
+    problems: list[str] = []
+    if record is not None:
+        measures = phone_measures(record)
+        target = zh_name(image)
+        target.with_name(target.name + MEASURES).write_text(json.dumps(measures), encoding="utf-8")
+        problems = phone_problems(measures)
+    return missing, problems
+
+
+# -- Sphinx -------------------------------------------------------------------------
+
+
+class figure_texts(nodes.Element, addnodes.translatable):  # a node: docutils' naming
+    """The texts with words of the figure before it, as messages of the page's catalog."""
+
+    def preserve_original_messages(self) -> None:
+        pass  # the messages are in "texts", never changed
+
+    def extract_original_messages(self) -> Sequence[str]:
+        return list(self["texts"])
+
+    def apply_translated_message(self, original_message: str, translated_message: str) -> None:
+        self.setdefault("translations", {})[original_message] = translated_message
+
+
+def _images(node: nodes.Element, srcdir: Path) -> Path | None:
+    """The 1x image file of a gallery figure node (sphinx-gallery's ``image-sg``)."""
+    srcset = node.get("srcset") or node.get("uri") or ""
+    first = str(srcset).split(",", maxsplit=1)[0].split()[0] if srcset else ""
+    return srcdir / first.lstrip("/") if first else None
+
+
+def _figure_nodes(document: nodes.document) -> list[nodes.Element]:
+    return [
+        n
+        for n in document.findall(nodes.Element)
+        if type(n).__name__ == "imgsgnode"  # sphinx-gallery's figure node
+    ]
+
+
+class MarkFigureTexts(SphinxTransform):
+    """In a listed page, a :class:`figure_texts` node after each figure that has words."""
+
+    default_priority = 5
+
+    def apply(self, **kwargs: Any) -> None:
+        del kwargs
+        docname = self.env.path2doc(self.document["source"])
+        if docname not in self.config.figure_text_pages:
+            return
+        for figure in _figure_nodes(self.document):
+            image = _images(figure, Path(self.env.srcdir))
+            if image is None:
+                continue
+            recorded = image.with_name(image.name + TEXTS)
+            if not recorded.is_file():
+                logger.warning(
+                    "figure %s has no recorded texts: run the page again (delete %s)",
+                    image.name,
+                    Path(self.document["source"]).with_suffix(".py.md5").name,
+                    location=figure,
+                    type="figure_texts",
+                )
+                continue
+            texts = json.loads(recorded.read_text(encoding="utf-8"))
+            if not texts:
+                continue
+            node = figure_texts(texts=texts, image=str(image))
+            node.source, node.line = self.document["source"], figure.line or 1
+            parent = figure.parent
+            parent.insert(parent.index(figure) + 1, node)
+
+
+class ApplyFigureTexts(SphinxTransform):
+    """zh_CN: draw each listed figure again with its translated texts, and show that."""
+
+    default_priority = 21
+
+    def apply(self, **kwargs: Any) -> None:
+        del kwargs
+        if self.config.language in (None, "", "en"):
+            return
+        found = list(self.document.findall(figure_texts))
+        if not found:
+            return
+        family = cjk_family()
+        if family is None:
+            logger.warning(
+                "no CJK font (the mplfonts package of the docs group): figures stay English",
+                location=found[0],
+                type="figure_texts",
+            )
+            return
+        for node in found:
+            image = Path(node["image"])
+            pickled = image.with_name(image.name + PICKLE)
+            if not pickled.is_file():
+                logger.warning(
+                    "figure %s could not be kept (it does not pickle): it stays English",
+                    image.name,
+                    location=node,
+                    type="figure_texts",
+                )
+                continue
+            missing, problems = render(pickled, image, node.get("translations", {}).get, family)
+            for text in missing:
+                logger.warning(
+                    "figure text without a translation: %r (%s); run `nox -s translations` "
+                    "and translate it in the page's catalog",
+                    text[:100],
+                    image.name,
+                    location=node,
+                    type="figure_texts",
+                )
+            for problem in problems:
+                logger.warning("Chinese figure %s: %s", zh_name(image).name, problem, location=node)
+            figure = node.parent[node.parent.index(node) - 1]
+            srcdir = Path(self.env.srcdir)
+            one = "/" + zh_name(image).relative_to(srcdir).as_posix()
+            two = "/" + zh_name(image, double=True).relative_to(srcdir).as_posix()
+            figure["srcset"] = f"{one}, {two} 2.00x" if Path(srcdir / two[1:]).is_file() else one
+            figure["uri"] = one
+
+
+def drop_figure_texts(app: Sphinx, doctree: nodes.document, docname: str) -> None:
+    """Every builder but gettext: the message nodes have done their job."""
+    del docname
+    if app.builder.name == "gettext":
+        return
+    for node in list(doctree.findall(figure_texts)):
+        node.parent.remove(node)
+
+
+def setup(app: Sphinx) -> dict[str, Any]:
+    # docnames whose figures' texts are translated; later work adds pages here
+    app.add_config_value("figure_text_pages", [], "env", types=[list])
+    app.add_transform(MarkFigureTexts)
+    app.add_transform(ApplyFigureTexts)
+    app.connect("doctree-resolved", drop_figure_texts)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

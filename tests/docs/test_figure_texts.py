@@ -1,0 +1,105 @@
+"""docs/_ext/figure_texts.py: the zh_CN copy of a figure, drawn again with Chinese words."""
+
+from __future__ import annotations
+
+import json
+import pickle
+import sys
+from pathlib import Path
+
+import matplotlib as mpl
+
+mpl.use("agg")
+import matplotlib.pyplot as plt
+from PIL import Image, ImageChops
+
+sys.path.insert(0, str(Path(__file__).parents[2] / "docs" / "_ext"))
+from figure_texts import (
+    LATIN,
+    PICKLE,
+    TEXTS,
+    cjk_family,
+    record_figure,
+    render,
+    translate_figure,
+    zh_name,
+)
+from figures import MEASURES
+
+ZH = {"Loss": "损失", "epoch": "轮次", "train": "训练集", "circle": "圆形", "square": "正方形"}
+
+
+def _figure() -> plt.Figure:
+    figure, axes = plt.subplots(figsize=(4, 3))
+    axes.plot([1, 2, 3], [3, 2, 1], label="train")
+    axes.set(title="Loss", xlabel="epoch", ylabel="0.5x")
+    axes.set_xticks([1, 2], labels=["circle", "square"])
+    axes.legend()
+    return figure
+
+
+def test_every_word_is_translated_and_drawn_with_the_cjk_fallback() -> None:
+    family = cjk_family()  # the docs group installs mplfonts
+    assert family == "Noto Sans CJK SC"
+    figure = _figure()
+    try:
+        missing = translate_figure(figure, ZH.get, [LATIN, family])
+        axes = figure.axes[0]
+        assert missing == []
+        assert axes.get_title() == "损失"
+        assert axes.get_xlabel() == "轮次"
+        assert axes.get_ylabel() == "0.5x"  # no word: as it was
+        assert [t.get_text() for t in axes.get_legend().get_texts()] == ["训练集"]
+        figure.canvas.draw()
+        assert [t.get_text() for t in axes.get_xticklabels()] == ["圆形", "正方形"]
+        assert axes.title.get_fontfamily() == [LATIN, family]
+        for label in [*axes.get_xticklabels(), *axes.get_yticklabels()]:
+            assert label.get_fontfamily() == [LATIN, family]
+    finally:
+        plt.close(figure)
+
+
+def test_a_word_without_translation_is_reported() -> None:
+    figure = _figure()
+    try:
+        missing = translate_figure(figure, {"Loss": "损失"}.get, [LATIN])
+    finally:
+        plt.close(figure)
+    assert missing == ["circle", "epoch", "square", "train"]
+
+
+def test_the_scraper_keeps_the_figure_and_its_words(tmp_path: Path) -> None:
+    figure = _figure()
+    image = tmp_path / "sphx_glr_x_001.webp"
+    figure.savefig(image, format="webp")
+    record_figure(image, figure, ["Loss", "epoch", "0.5", "x", "train"])
+    plt.close(figure)
+    assert json.loads(image.with_name(image.name + TEXTS).read_text("utf-8")) == [
+        "Loss",
+        "epoch",
+        "train",
+    ]
+    again = pickle.loads(image.with_name(image.name + PICKLE).read_bytes())
+    assert again.axes[0].get_title() == "Loss"
+    plt.close(again)
+
+
+def test_the_chinese_copy_has_the_english_size_and_other_pixels(tmp_path: Path) -> None:
+    figure = _figure()
+    image = tmp_path / "sphx_glr_x_001.webp"
+    figure.savefig(image, format="webp", dpi=100)
+    figure.savefig(image.with_name("sphx_glr_x_001_2_00x.webp"), format="webp", dpi=200)
+    record_figure(image, figure, ["Loss"])
+    plt.close(figure)
+    family = cjk_family()
+    assert family is not None
+    missing, problems = render(image.with_name(image.name + PICKLE), image, ZH.get, family)
+    assert missing == []
+    assert isinstance(problems, list)
+    for double in (False, True):
+        english = image if not double else image.with_name("sphx_glr_x_001_2_00x.webp")
+        with Image.open(english) as en, Image.open(zh_name(image, double=double)) as zh:
+            assert zh.width == en.width
+            assert ImageChops.difference(en.convert("RGB"), zh.convert("RGB")).getbbox()
+    measures = json.loads(zh_name(image).with_name(zh_name(image).name + MEASURES).read_text())
+    assert {t["text"] for t in measures["texts"]} >= {"损失", "轮次", "训练集"}
