@@ -12,7 +12,9 @@ Hooks at the level of operations: dispatch modes, registration hooks, node creat
 Module hooks fire when a *module* runs. Much of a model is not a module:
 ``torch.relu`` called inside ``forward``, a reshape, the whole backward pass.
 Below the modules, PyTorch offers hooks on every *operation*: a dispatch mode
-sees each ``aten`` operation that runs, forward or backward. Two more global
+sees each ``aten`` operation that runs, forward or backward (``aten`` is
+PyTorch's library of basic tensor operations, which functions such as
+``torch.relu`` call). Two more global
 hooks watch how models are built and how the autograd graph grows: the module
 registration hooks, called for every parameter, buffer and submodule a module
 registers, and ``torch.autograd.graph.node_creation_hook`` (new in torch
@@ -97,12 +99,14 @@ assert not any(isinstance(module, nn.ReLU) for module in net.modules())
 # A ``TorchDispatchMode`` subclass defines ``__torch_dispatch__(func, types,
 # args, kwargs)``; inside ``with`` the mode, PyTorch calls it for every
 # ``aten`` operation instead of running the operation, and the method runs
-# it with ``func(*args, **kwargs)``. It sits below the modules and below
-# autograd: the operations arrive after ``nn.Linear`` and ``torch.relu`` were
-# translated into ``aten`` operations, and after autograd, so the backward
-# pass's operations arrive too. (The class lives in
-# ``torch.utils._python_dispatch``, the import path PyTorch's own
-# documentation uses.)
+# it with ``func(*args, **kwargs)``; while the method runs, the mode is off,
+# so that call does not come back to it. The mode sits below the modules and
+# below autograd: the operations arrive already translated from
+# ``nn.Linear`` and ``torch.relu`` into ``aten`` operations, and the
+# backward pass, which autograd computes with ``aten`` operations too,
+# arrives as well. (PyTorch's documentation imports the class from
+# ``torch.utils._python_dispatch``; the leading underscore marks that module
+# as private, so its details may change between releases.)
 
 
 class OpCounter(TorchDispatchMode):
@@ -116,7 +120,7 @@ class OpCounter(TorchDispatchMode):
         return func(*args, **(kwargs or {}))
 
 
-net.zero_grad()  # no .grad yet, so no gradient is added into an old one
+net.zero_grad()  # .grad back to None: backward stores the gradients, adds to none
 with OpCounter() as forward_ops:
     loss = net(x).sum()
 with OpCounter() as backward_ops:
@@ -133,9 +137,30 @@ assert forward_ops.ops.count("aten.t.default") == 2
 assert forward_ops.ops.count("aten.addmm.default") == 2
 assert "aten.threshold_backward.default" in backward_ops.ops, backward_ops.ops
 assert "aten.mm.default" in backward_ops.ops
+
+
+# "while the method runs, the mode is off, so that call does not come back to it": an
+# operation called inside __torch_dispatch__ is not seen again
+class CallsInside(OpCounter):
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = super().__torch_dispatch__(func, types, args, kwargs)
+        torch.add(out, 1)
+        return out
+
+
+with CallsInside() as calls_inside:
+    doubled = torch.ones(2) * 2
+assert calls_inside.ops == ["aten.ones.default", "aten.mul.Tensor"], calls_inside.ops
 # "Outside the with block the mode is gone": no mode left on the dispatch stack
 from torch.utils._python_dispatch import _len_torch_dispatch_stack
 
+assert _len_torch_dispatch_stack() == 0
+# "so it cannot stay behind when the code inside raises"
+try:
+    with OpCounter():
+        raise RuntimeError
+except RuntimeError:
+    pass
 assert _len_torch_dispatch_stack() == 0
 # "torch.utils.flop_counter.FlopCounterMode counts floating-point operations this way":
 # inside it, a dispatch mode is on the stack
@@ -218,34 +243,34 @@ assert not module_globals._global_module_registration_hooks
 # A parameter registration hook may return a new parameter, which the module
 # keeps instead. It runs when ``nn.Linear`` assigns its weight, *before*
 # ``reset_parameters`` fills it with random values, so the values it sees
-# are not the final ones. Here a hook makes every new parameter float64:
+# are not the final ones. Here a hook freezes every new parameter: it
+# returns a parameter on the same data that does not require a gradient:
 
 
-def to_double(module, name, param):
-    return nn.Parameter(param.to(torch.float64))
+def freeze(module, name, param):
+    return nn.Parameter(param, requires_grad=False)
 
 
 seen_at_registration = []
-handle = register_module_parameter_registration_hook(to_double)
+handle = register_module_parameter_registration_hook(freeze)
 check_values = register_module_parameter_registration_hook(
     lambda module, name, param: seen_at_registration.append(param.detach().clone())
 )
 layer = nn.Linear(3, 2)
 handle.remove()
 check_values.remove()
-print({name: p.dtype for name, p in layer.named_parameters()})
+print({name: p.requires_grad for name, p in layer.named_parameters()})
 print(
     "weight at registration equals the final weight:",
     torch.equal(seen_at_registration[0], layer.weight.detach()),
 )
-print("output dtype:", layer(torch.randn(1, 3, dtype=torch.float64)).dtype)
 
 # sphinx_gallery_start_ignore
-# "the module keeps it instead"; "the values it sees are not the final ones": hooks run in
-# registration order, so check_values saw to_double's float64 copy, before reset_parameters
-assert all(p.dtype == torch.float64 for p in layer.parameters())
+# "the module keeps it instead": nn.Parameter registers parameters that require grad, the
+# layer holds freeze's frozen ones; "the values it sees are not the final ones": the copy
+# taken at registration differs from the weight after reset_parameters
+assert not any(p.requires_grad for p in layer.parameters())
 assert all(isinstance(p, nn.Parameter) and p.is_leaf for p in layer.parameters())
-assert seen_at_registration[0].dtype == torch.float64
 assert not torch.equal(seen_at_registration[0], layer.weight.detach())
 assert not module_globals._global_parameter_registration_hooks
 # sphinx_gallery_end_ignore
@@ -418,6 +443,11 @@ assert_check("32b.1", count_relus, count_relu_modules, "module_hooks_only")
 # which the module keeps instead of the float32 parameter. Returning
 # ``param.double()`` alone would store a plain tensor computed from the
 # parameter, not a leaf, which an optimizer refuses.
+
+
+def to_double(module, name, param):
+    return nn.Parameter(param.to(torch.float64))
+
 
 handle = register_module_parameter_registration_hook(to_double)
 double_model = nn.Sequential(nn.Linear(3, 2), nn.LayerNorm(2))
