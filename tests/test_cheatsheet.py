@@ -35,10 +35,13 @@ import torch.distributed as dist
 from torch import nn
 from torch.autograd.graph import register_multi_grad_hook, save_on_cpu, saved_tensors_hooks
 from torch.nn.modules.module import (
+    register_module_buffer_registration_hook,
     register_module_forward_hook,
     register_module_forward_pre_hook,
     register_module_full_backward_hook,
     register_module_full_backward_pre_hook,
+    register_module_module_registration_hook,
+    register_module_parameter_registration_hook,
 )
 from torch.utils.hooks import RemovableHandle
 
@@ -634,6 +637,65 @@ def _global_outlives() -> None:
         handle.remove()
     Scale()(torch.ones(1))
     assert len(calls) == 2
+
+
+class _Registers(nn.Module):
+    """Registers a parameter, a buffer and a submodule, each also as ``None``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_parameter("no_weight", None)
+        self.register_buffer("no_buffer", None)
+        self.add_module("no_module", None)
+        self.weight = nn.Parameter(torch.ones(2))
+        self.register_buffer("count", torch.zeros(1))
+        self.inner = nn.Identity()
+
+
+@check_note("registration-hooks")
+def _registration_hooks() -> None:
+    seen = []
+
+    def on_parameter(module, name, value):
+        seen.append(("parameter", name))
+        return nn.Parameter(value.to(torch.float64))
+
+    def on_buffer(module, name, value):
+        seen.append(("buffer", name))
+        return None if value is None else value + 5
+
+    def on_module(module, name, value):
+        seen.append(("module", name))
+        return nn.Tanh() if isinstance(value, nn.Identity) else None
+
+    handles = [
+        register_module_parameter_registration_hook(on_parameter),
+        register_module_buffer_registration_hook(on_buffer),
+        register_module_module_registration_hook(on_module),
+    ]
+    try:
+        made = _Registers()
+    finally:
+        for handle in handles:
+            handle.remove()
+    # "call hook(module, name, value) each time any module registers one (a parameter: not
+    # when it is None)"
+    assert seen == [
+        ("buffer", "no_buffer"),
+        ("module", "no_module"),
+        ("parameter", "weight"),
+        ("buffer", "count"),
+        ("module", "inner"),
+    ]
+    # "anything but None replaces the value"
+    assert isinstance(made.weight, nn.Parameter)
+    assert made.weight.dtype == torch.float64
+    assert torch.equal(made.count, torch.full((1,), 5.0))
+    assert isinstance(made.inner, nn.Tanh)
+    plain = _Registers()
+    assert plain.weight.dtype == torch.float32
+    assert plain.count.item() == 0.0
+    assert isinstance(plain.inner, nn.Identity)
 
 
 # -- tensor hooks --------------------------------------------------------------------------

@@ -17,7 +17,10 @@ import pytest
 import torch
 from torch import nn
 from torch.nn.modules import module as module_globals
-from torch.nn.modules.module import register_module_forward_pre_hook
+from torch.nn.modules.module import (
+    register_module_forward_pre_hook,
+    register_module_parameter_registration_hook,
+)
 
 import hooks_tutorial as ht
 from hooks_tutorial import exercises
@@ -606,12 +609,18 @@ def leaks_a_global_hook(module, args, output):
     print_stats(module, args, output)
 
 
+def leaks_a_registration_hook(module, args, output):
+    register_module_parameter_registration_hook(lambda m, name, param: None)
+    print_stats(module, args, output)
+
+
 @pytest.mark.parametrize(
     ("answer", "where"),
     [
         (leaks_on_the_learners_model, "3 forward hooks on `model.0`"),
         (leaks_on_the_checks_model, "on `_TinyConvNet.conv`"),
         (leaks_a_global_hook, "global forward pre-hooks"),
+        (leaks_a_registration_hook, "global parameter registration hook"),
     ],
 )
 def test_hooks_left_are_removed_and_named(answer: object, where: str) -> None:
@@ -624,6 +633,7 @@ def test_hooks_left_are_removed_and_named(answer: object, where: str) -> None:
         assert result.leftovers
         assert list(model[0]._forward_hooks) == [kept.id]
         assert len(module_globals._global_forward_pre_hooks) == before
+        assert not module_globals._global_parameter_registration_hooks
     finally:
         kept.remove()
     zh = exercises.run_check("05.1", answer, language="zh_CN")

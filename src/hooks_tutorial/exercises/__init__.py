@@ -47,6 +47,7 @@ from . import (  # importing them registers their checks
     _pages_15_22,  # noqa: F401
     _pages_23_27,  # noqa: F401
     _pages_28_32,  # noqa: F401
+    _pages_32b,  # noqa: F401
     _pages_33_40,  # noqa: F401
 )
 from ._guard import HookGuard, Leftover, OutOfSteps, StepBudget, is_learner_code
@@ -127,6 +128,15 @@ KIND_NAMES = {
     "tensor": Text("tensor hook|tensor hooks", "张量钩子"),
     "step_pre": Text("optimizer pre-hook|optimizer pre-hooks", "优化器前置钩子"),
     "step_post": Text("optimizer hook|optimizer hooks", "优化器钩子"),
+    "parameter_registration": Text(
+        "parameter registration hook|parameter registration hooks", "参数注册钩子"
+    ),
+    "buffer_registration": Text(
+        "buffer registration hook|buffer registration hooks", "缓冲区注册钩子"
+    ),
+    "module_registration": Text(
+        "module registration hook|module registration hooks", "模块注册钩子"
+    ),
 }
 
 

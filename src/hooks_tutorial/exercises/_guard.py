@@ -93,6 +93,15 @@ def _global_places() -> Iterator[_Place]:
     yield module_globals._global_backward_pre_hooks, (), "", "global_backward_pre"
     yield optimizer_globals._global_optimizer_pre_hooks, (), "", "global_step_pre"
     yield optimizer_globals._global_optimizer_post_hooks, (), "", "global_step_post"
+    # called when a module registers a parameter, buffer or submodule (page 32b)
+    yield (
+        module_globals._global_parameter_registration_hooks,
+        (),
+        "",
+        "global_parameter_registration",
+    )
+    yield module_globals._global_buffer_registration_hooks, (), "", "global_buffer_registration"
+    yield module_globals._global_module_registration_hooks, (), "", "global_module_registration"
 
 
 def _optimizer_places(optimizer: torch.optim.Optimizer, where: str) -> Iterator[_Place]:
