@@ -35,12 +35,21 @@ def solution(n: int, prose: str, output: str) -> str:
     )
 
 
-def build(tmp_path: Path, body: str, name: str = "page") -> tuple[str, str]:
-    """Build one page under auto_examples/ with the extension; its HTML and the warnings."""
+def build(tmp_path: Path, body: str, name: str = "page", pattern: str = "") -> tuple[str, str]:
+    """Build one page under auto_examples/ with the extension; its HTML and the warnings.
+
+    ``pattern``, if given, plays sphinx-gallery's ``filename_pattern``: the pages it runs.
+    """
     source = tmp_path / "source"
     (source / "auto_examples").mkdir(parents=True)
+    gallery = (
+        f"sphinx_gallery_conf = {{'filename_pattern': {pattern!r}}}\n"
+        "def setup(app):\n    app.add_config_value('sphinx_gallery_conf', {}, 'html')\n"
+        if pattern
+        else ""
+    )
     (source / "conf.py").write_text(
-        f"import sys\nsys.path.insert(0, {str(EXT)!r})\nextensions = ['solutions']\n",
+        f"import sys\nsys.path.insert(0, {str(EXT)!r})\nextensions = ['solutions']\n{gallery}",
         encoding="utf-8",
     )
     (source / "index.rst").write_text(
@@ -80,6 +89,14 @@ def test_a_number_the_code_did_not_print_is_a_warning(tmp_path: Path) -> None:
     _, warnings = build(tmp_path, body)
     assert "solution 1: the answer states 0.748, which its code does not print" in warnings
     assert "1.609" not in warnings.split("does not print", 1)[1].split(":", 1)[0]
+
+
+@pytest.mark.parametrize("ran", [True, False])
+def test_pages_a_quick_build_leaves_out_state_nothing(tmp_path: Path, ran: bool) -> None:
+    """$HOOKS_TUTORIAL_PAGES runs some pages; the others have no outputs to compare with."""
+    body = "1. Print a loss.\n\n" + solution(1, "The loss is 0.748.", "loss 0.742")
+    _, warnings = build(tmp_path, body, pattern="/page" if ran else "/plot_99_")
+    assert ("the answer states 0.748" in warnings) is ran
 
 
 def test_one_solution_per_exercise(tmp_path: Path) -> None:
