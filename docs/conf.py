@@ -224,6 +224,11 @@ code_comment_pages = [
     "auto_examples/05_real_models/plot_26_vit_attention",
     "auto_examples/05_real_models/plot_27_beyond_classification",
     "auto_examples/05_real_models/plot_27b_detection",
+    "auto_examples/06_pytorch_uses_hooks/plot_28_pruning",
+    "auto_examples/06_pytorch_uses_hooks/plot_29_checkpointing",
+    "auto_examples/06_pytorch_uses_hooks/plot_31_state_dict_hooks",
+    "auto_examples/06_pytorch_uses_hooks/plot_32_autograd_graph_hooks",
+    "auto_examples/06_pytorch_uses_hooks/plot_32b_operation_hooks",
 ]
 # The pages whose figures' words are messages of their catalogs (the same steps): the
 # zh_CN page shows a copy of each figure drawn with the translations and a CJK font
