@@ -512,8 +512,11 @@ torch.compiler.reset()
 
 
 def counting_hook(calls):
-    # a closure, not a global list: torch.compile traces the hook, and in a process
-    # that has run other scripts (this site's build) it can bind a global to theirs
+    # sphinx_gallery_start_ignore
+    # Developer note: a closure, not a global list. torch.compile traces the hook, and
+    # in a process that has run other scripts (this site's build) it can bind a global
+    # to theirs.
+    # sphinx_gallery_end_ignore
     return lambda module, args, output: calls.append("fired")
 
 
