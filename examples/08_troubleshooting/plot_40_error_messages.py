@@ -579,6 +579,31 @@ handle.remove()
 torch.compiler.reset()
 
 # %%
+# The targeted fix is ``torch._dynamo.config.skip_nnmodule_hook_guards = False``
+# (its default is ``True``): Dynamo then guards on the hook dictionaries and
+# traces again when a hook is added, where ``torch.compiler.reset()`` discards
+# every compiled model:
+
+import torch._dynamo
+
+print("default skip_nnmodule_hook_guards:", torch._dynamo.config.skip_nnmodule_hook_guards)
+with torch._dynamo.config.patch(skip_nnmodule_hook_guards=False):
+    compiled = torch.compile(small, backend="eager")
+    compiled(torch.randn(2, 4))
+    calls = []
+    handle = small[0].register_forward_hook(counting_hook(calls))
+    compiled(torch.randn(2, 4))
+    print("with the guards on, hook added after compiling, calls:", len(calls))
+handle.remove()
+torch.compiler.reset()
+
+# sphinx_gallery_start_ignore
+# "its default is True" and "traces again when a hook is added" (torch 2.14.1 and 2.9.1)
+assert torch._dynamo.config.skip_nnmodule_hook_guards is True
+assert len(calls) == 1, calls
+# sphinx_gallery_end_ignore
+
+# %%
 # **A hook on a module that the forward pass never calls.** This model keeps
 # an ``nn.ReLU`` as an attribute, but its ``forward`` calls
 # ``torch.relu`` instead, so a hook on ``model.act`` never fires:
