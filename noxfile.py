@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import subprocess
 import tarfile
 import zipfile
 from pathlib import Path
@@ -91,14 +92,16 @@ def shared_torch(session: nox.Session, pins: list[str] = TORCH, name: str = "tor
     do not (it stayed empty after torch's 4 GB). Delete the folder to install
     torch afresh (a newer release that ``TORCH`` allows, say).
     """
-    version = session.run(
-        "python", "-c", "import sys; print('%d.%d' % sys.version_info[:2])", silent=True
-    )
-    site = session.run(
-        "python", "-c", "import sysconfig; print(sysconfig.get_path('purelib'))", silent=True
-    )
-    assert isinstance(version, str)
-    assert isinstance(site, str)
+    # Asked of the session's own Python directly, not through session.run, which
+    # returns None (runs nothing) under --install-only and --no-install.
+    python = str(Path(session.bin) / "python")
+    code = "import sys, sysconfig; print('%d.%d' % sys.version_info[:2]); print(sysconfig.get_path('purelib'))"
+    version, site = subprocess.run(
+        [python, "-c", code],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.split("\n")[:2]
     digest = hashlib.sha256(" ".join(pins).encode()).hexdigest()[:12]
     prefix = f"{name}-py{version.strip()}-"
     layer = TORCH_LAYERS / f"{prefix}{digest}"
@@ -107,7 +110,7 @@ def shared_torch(session: nox.Session, pins: list[str] = TORCH, name: str = "tor
     else:
         partial = TORCH_LAYERS / f"{prefix}{digest}.partial"  # renamed once complete
         shutil.rmtree(partial, ignore_errors=True)
-        session.run("python", "-m", "pip", "install", "--target", str(partial), *pins)
+        session.run_install("python", "-m", "pip", "install", "--target", str(partial), *pins)
         partial.rename(layer)
         for old in TORCH_LAYERS.glob(f"{prefix}*"):
             if old != layer:
