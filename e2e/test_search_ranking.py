@@ -17,12 +17,12 @@ Chromium, and read the ranked results.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 from urllib.parse import quote
 
 import pytest
-from builtsite import READER, Record, watch
+from builtsite import READER, watch
 
 M, T, G, R, P, L, E = (
     "auto_examples/02_module_hooks/",
@@ -130,60 +130,57 @@ API_PAGES = re.compile(r"^(api|generated/.*)$")
 
 
 @pytest.fixture(scope="module")
-def search_page(
-    browser: Any, browser_context_args: dict[str, Any], server: str
-) -> Iterator[tuple[Any, Record]]:
-    """One search page for every query of this module (per pytest-xdist worker).
+def search(
+    browser: Any, browser_context_args: dict[str, Any], server: str, stats: Any
+) -> Iterator[Callable[[str, str], list[str]]]:
+    """``search(language, query)``: the result pages of the site's search page, best first.
 
-    A fresh context per query cost a context's set-up and teardown and a cold load
-    of the search index each time (about 240 s of the e2e session's 930 worker-seconds,
-    measured); navigating one page to the next query's URL runs the same search.
+    One page serves every query of this module (per pytest-xdist worker): a fresh
+    context per query cost a context's set-up and teardown and a cold load of the
+    search index each time (about 240 s of the e2e session's 930 worker-seconds,
+    measured); navigating the page to the next query's URL runs the same search.
     """
     context = browser.new_context(**browser_context_args, **READER)
     context.set_default_timeout(20_000)
     page = context.new_page()
-    yield page, watch(page, server)
+    record = watch(page, server)
+
+    def ranked_results(language: str, query: str) -> list[str]:
+        record.clear()
+        page.goto(f"{server}{language}/search.html?q={quote(query)}", wait_until="load")
+        stats.pages.add(page.url.split("?")[0])
+        page.wait_for_function(
+            "() => { const s = document.querySelector('#search-results p.search-summary');"
+            " return s && s.innerText.trim().length > 0; }"
+        )
+        hrefs = page.eval_on_selector_all(
+            "#search-results ul.search li a", "els => els.map(a => a.getAttribute('href'))"
+        )
+        # the search fetches each result page for its snippet; going on to the next query
+        # cancels the fetches still running (net::ERR_ABORTED). A missing page is an HTTP error.
+        problems = [p for p in record.problems() if not p.endswith(": net::ERR_ABORTED")]
+        assert not problems, problems
+        pages: list[str] = []
+        for href in hrefs:
+            name = re.sub(r"\.html.*$", "", href)
+            if name not in pages:
+                pages.append(name)
+        return pages
+
+    yield ranked_results
     context.close()
-
-
-def ranked_results(
-    search_page: tuple[Any, Record], server: str, stats: Any, language: str, query: str
-) -> list[str]:
-    """The result pages of the site's search page for ``query``, best first."""
-    page, record = search_page
-    record.clear()
-    page.goto(f"{server}{language}/search.html?q={quote(query)}", wait_until="load")
-    stats.pages.add(page.url.split("?")[0])
-    page.wait_for_function(
-        "() => { const s = document.querySelector('#search-results p.search-summary');"
-        " return s && s.innerText.trim().length > 0; }"
-    )
-    hrefs = page.eval_on_selector_all(
-        "#search-results ul.search li a", "els => els.map(a => a.getAttribute('href'))"
-    )
-    # the search fetches each result page for its snippet; going on to the next query
-    # cancels the fetches still running (net::ERR_ABORTED). A missing page is an HTTP error.
-    problems = [p for p in record.problems() if not p.endswith(": net::ERR_ABORTED")]
-    assert not problems, problems
-    pages: list[str] = []
-    for href in hrefs:
-        name = re.sub(r"\.html.*$", "", href)
-        if name not in pages:
-            pages.append(name)
-    return pages
 
 
 @pytest.mark.parametrize("language", ["en", "zh_CN"])
 @pytest.mark.parametrize(("query", "teacher"), QUERIES)
 def test_the_page_that_teaches_a_term_is_in_the_top_three(
-    search_page: tuple[Any, Record],
-    server: str,
+    search: Callable[[str, str], list[str]],
     stats: Any,
     language: str,
     query: str,
     teacher: str,
 ) -> None:
-    pages = ranked_results(search_page, server, stats, language, query)
+    pages = search(language, query)
     stats.notes.append(
         f"search {language} {query!r}: {teacher} at {pages.index(teacher) + 1 if teacher in pages else '-'}"
     )
@@ -193,22 +190,21 @@ def test_the_page_that_teaches_a_term_is_in_the_top_three(
 @pytest.mark.parametrize("language", ["en", "zh_CN"])
 @pytest.mark.parametrize("message", ERRORS + ERROR_WORDS)
 def test_an_error_message_finds_the_error_page_first(
-    search_page: tuple[Any, Record], server: str, stats: Any, language: str, message: str
+    search: Callable[[str, str], list[str]], language: str, message: str
 ) -> None:
-    pages = ranked_results(search_page, server, stats, language, message)
+    pages = search(language, message)
     assert pages[:1] == [ERROR_PAGE], f"{message!r} ({language}): results {pages[:3]}"
 
 
 @pytest.mark.parametrize(("language", "query", "teacher"), SEVERAL_WORDS)
 def test_the_page_that_treats_every_word_comes_first(
-    search_page: tuple[Any, Record],
-    server: str,
+    search: Callable[[str, str], list[str]],
     stats: Any,
     language: str,
     query: str,
     teacher: str,
 ) -> None:
-    pages = ranked_results(search_page, server, stats, language, query)
+    pages = search(language, query)
     stats.notes.append(
         f"search {language} {query!r}: {teacher} at {pages.index(teacher) + 1 if teacher in pages else '-'}"
     )
@@ -218,13 +214,8 @@ def test_the_page_that_treats_every_word_comes_first(
 @pytest.mark.parametrize("language", ["en", "zh_CN"])
 @pytest.mark.parametrize(("query", "teacher"), IDENTIFIERS)
 def test_the_teaching_page_comes_before_the_api_pages_for_a_name(
-    search_page: tuple[Any, Record],
-    server: str,
-    stats: Any,
-    language: str,
-    query: str,
-    teacher: str,
+    search: Callable[[str, str], list[str]], language: str, query: str, teacher: str
 ) -> None:
-    pages = ranked_results(search_page, server, stats, language, query)
+    pages = search(language, query)
     assert any(API_PAGES.match(p) for p in pages), f"{query!r}: no API page mentions it any more"
     assert pages[:1] == [teacher], f"{query!r} ({language}): top 3 are {pages[:3]}"
