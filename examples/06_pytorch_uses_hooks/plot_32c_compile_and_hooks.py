@@ -15,8 +15,10 @@ compiled at all. Both have a switch in ``torch._dynamo.config``. This page
 turns them on, one at a time, inside a ``with`` block that restores the
 setting, and counts what gets compiled. Everything here was run on torch
 2.9.1 and 2.14.1, with the same results; the page prints the version it runs
-on. The switches live in ``torch._dynamo``, a module whose settings may
-change between releases: check them again on a newer torch.
+on. ``torch._dynamo.config`` is Dynamo's private configuration (the leading
+underscore says so): its settings are not part of PyTorch's public API and
+may change or disappear in any release, so check them again on a newer
+torch.
 
 .. rubric:: What you will learn
    :heading-level: 2
@@ -204,8 +206,9 @@ for fix in ["guards", "reset"]:
 # module backward hook stops Dynamo from tracing the forward at all (page
 # 14). *Compiled autograd*, switched on with
 # ``torch._dynamo.config.compiled_autograd``, traces the backward pass too,
-# hooks included. Like the guards, the setting is read when the function is
-# compiled, so it must cover ``torch.compile`` and the calls.
+# hooks included. Unlike the guards' setting, this one is read by
+# ``torch.compile`` itself, when it wraps the model (torch 2.9.1 and
+# 2.14.1), so the ``with`` block must contain the ``torch.compile`` call.
 
 for enabled in [False, True]:
     torch.compiler.reset()
@@ -226,6 +229,28 @@ for enabled in [False, True]:
     assert len(graphs) == (1 if enabled else 0), (enabled, len(graphs))
     assert calls == ["backward"], (enabled, calls)
     # sphinx_gallery_end_ignore
+
+# sphinx_gallery_start_ignore
+# previous cell: "read by torch.compile itself ... the with block must contain the torch.compile
+# call": the setting around torch.compile alone compiles the forward, around the calls alone not
+
+
+def forward_graphs(setting_at_compile):
+    torch.compiler.reset()
+    graphs.clear()
+    model = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
+    handle = model[1].register_full_backward_hook(lambda *args: None)
+    with mock.patch.object(dynamo_config, "compiled_autograd", setting_at_compile):
+        compiled = torch.compile(model, backend=counting_backend)
+    with mock.patch.object(dynamo_config, "compiled_autograd", not setting_at_compile):
+        compiled(torch.randn(2, 4)).sum().backward()
+    handle.remove()
+    return len(graphs)
+
+
+assert forward_graphs(setting_at_compile=True) == 1
+assert forward_graphs(setting_at_compile=False) == 0
+# sphinx_gallery_end_ignore
 
 # %%
 # Without compiled autograd nothing was compiled; with it the forward is one
@@ -378,7 +403,6 @@ def hook_calls_by_default(model, x):  # the default setting: the hook is ignored
     compiled(x)
     handle.remove()
     return len(calls)
-
 
 
 assert_check("32c.1", hook_calls_after_compiling, hook_calls_by_default, "hook_ignored")
