@@ -261,8 +261,8 @@ assert forward_graphs(setting_at_compile=False) == 0
 # compiled function: here a training step that computes the loss and calls
 # ``backward()``. A tensor hook on the first layer's weight doubles its
 # gradient. Dynamo's ``counters`` (a dictionary of statistics in
-# ``torch._dynamo.utils``) count the backward graphs that compiled autograd
-# captured.
+# ``torch._dynamo.utils``, private too) count the backward graphs that
+# compiled autograd captured.
 
 torch.manual_seed(0)
 model = nn.Sequential(nn.Linear(4, 4), nn.ReLU(), nn.Linear(4, 1))
@@ -415,6 +415,9 @@ assert_check("32c.1", hook_calls_after_compiling, hook_calls_by_default, "hook_i
 # guards. Adding the hook failed the guards of the only graph, so Dynamo
 # traced a second one; after removing it, the call matched the first graph's
 # guards again and reused it.
+
+# %%
+# .. rst-class:: solution
 #
 # **Solution 3.** There the backward pass was called on the compiled
 # model's output, outside any compiled function. Compiled autograd only
