@@ -183,12 +183,13 @@ def retraced_after_a_new_hook(fix):
 
 for fix in ["guards", "reset"]:
     calls = []
-    print(f"{fix:6}: graphs compiled again: {retraced_after_a_new_hook(fix)}, hook calls: {calls}")
+    retraced = retraced_after_a_new_hook(fix)
+    print(f"{fix:6}: graphs compiled again: {retraced}, hook calls: {calls}")
     # sphinx_gallery_start_ignore
     # next cell: "Both make the hook run; the reset compiled both models again, the guards only
     # the hooked one"
     assert calls == ["Linear"], (fix, calls)
-    assert retraced_after_a_new_hook(fix) == (1 if fix == "guards" else 2), fix
+    assert retraced == (1 if fix == "guards" else 2), (fix, retraced)
     # sphinx_gallery_end_ignore
 
 # %%
