@@ -20,7 +20,7 @@ from ._registry import Problem, Values, exercise, prose
 prose("32c.2", "32c.3")
 
 
-def _settings() -> tuple[object, object]:
+def _settings() -> tuple[bool, bool]:
     return dynamo_config.skip_nnmodule_hook_guards, dynamo_config.compiled_autograd
 
 
