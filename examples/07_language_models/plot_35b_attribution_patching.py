@@ -29,7 +29,7 @@ and this page shows where it is not.
 - why the estimate is too small where the model saturates, and how to see
   it by moving the activation from the corrupted value to the clean one.
 
-**Prerequisites**: :doc:`/auto_examples/03_tensor_and_backward_hooks/plot_12_module_backward_hooks`
+**Prerequisites**: :doc:`/auto_examples/02_module_hooks/plot_07_backward_hooks`
 and :doc:`/auto_examples/07_language_models/plot_35_activation_patching`.
 """
 
@@ -73,7 +73,7 @@ TOKENS += ["PLACE", ",", "S", "gave", "a", "OBJECT", "to"]
 # The sites are page 35's: the embeddings (the input of ``blocks[0]``) and
 # the residual stream after each block. At each one a forward hook (a
 # forward pre-hook for the embeddings) keeps the activation, and a full
-# backward hook (page 12) keeps the gradient of the metric with respect to
+# backward hook (page 7) keeps the gradient of the metric with respect to
 # it: ``grad_output[0]`` for a block's output, ``grad_input[0]`` for the
 # input of ``blocks[0]``. The clean run needs only the forward hooks; the
 # corrupted run needs both, and one ``backward()``.
@@ -124,7 +124,8 @@ print("hooks left:", ht.count_hooks(model))
 
 # sphinx_gallery_start_ignore
 # page 35's numbers: the same runs
-assert clean_diff > 5 and corrupted_diff < -5, (clean_diff, corrupted_diff)
+assert clean_diff > 5, (clean_diff, corrupted_diff)
+assert corrupted_diff < -5, (clean_diff, corrupted_diff)
 assert sorted(grads) == sorted(LAYERS)
 assert all(grads[name].shape == corrupted_acts[name].shape for name in LAYERS)
 assert not ht.count_hooks(model)
@@ -224,8 +225,10 @@ for name, p in CELLS:
     assert 0 < attribution[i, p] < 0.8 * restored[i, p], (name, p, attribution[i, p])
 # "at position 10 it finds a fraction" (0.11 and 0.16 so far), "at the last position more
 # than half" (0.58 and 0.68)
-assert attribution[0, 10] < 0.3 and attribution[1, 10] < 0.3, attribution[:2, 10]
-assert 0.4 < attribution[2, 14] < 0.9 and 0.4 < attribution[3, 14] < 0.9, attribution[2:, 14]
+assert attribution[0, 10] < 0.3, attribution[:2, 10]
+assert attribution[1, 10] < 0.3, attribution[:2, 10]
+assert 0.4 < attribution[2, 14] < 0.9, attribution[2:, 14]
+assert 0.4 < attribution[3, 14] < 0.9, attribution[2:, 14]
 # sphinx_gallery_end_ignore
 
 # %%
@@ -299,19 +302,22 @@ assert not ht.count_hooks(model)
 for (name, p), curve in curves.items():
     i = LAYERS.index(name)
     # the end points are the corrupted run and page 35's patch
-    assert abs(curve[0]) < 1e-4 and abs(curve[-1] - restored[i, p]) < 1e-4, (name, curve)
+    assert abs(curve[0]) < 1e-4, (name, curve)
+    assert abs(curve[-1] - restored[i, p]) < 1e-4, (name, curve)
     # "the estimate is the tangent at alpha = 0": the first step's slope is near the estimate
     # (finite difference over a step of 0.1, so a loose tolerance)
     assert abs(curve[1] / 0.1 - attribution[i, p]) < 0.15, (name, curve[1], attribution[i, p])
 # "S-shaped at position 10": flat start, steepest in the middle, flat end
 for name in ("embed", "block 0"):
     slopes = np.diff(curves[name, 10])
-    assert slopes[0] < 0.05 and slopes[-1] < 0.05, slopes
+    assert slopes[0] < 0.05, slopes
+    assert slopes[-1] < 0.05, slopes
     assert 3 <= slopes.argmax() <= 6, slopes
 # "at the last position ... milder: steeper in the middle than at either end"
 for name in ("block 1", "block 2"):
     slopes = np.diff(curves[name, 14])
-    assert slopes[0] < 0.8 * slopes.max() and slopes[-1] < 0.8 * slopes.max(), slopes
+    assert slopes[0] < 0.8 * slopes.max(), slopes
+    assert slopes[-1] < 0.8 * slopes.max(), slopes
     assert slopes[0] > 0.05, slopes
 # "only ln_final stands between the residual after block 2 and the logits": the metric
 # computed from the recorded residual through ln_final and unembed is the run's own
@@ -410,6 +416,7 @@ assert np.abs(curves["embed", 10] - curves["block 0", 10]).max() < 0.05
 # solution 2: the last steps are the smallest near the clean end
 for name, p in CELLS:
     slopes = np.diff(curves[name, p])
-    assert slopes[-1] < 0.8 * slopes.max() and slopes[-1] < slopes[0] + 0.02, (name, slopes)
+    assert slopes[-1] < 0.8 * slopes.max(), (name, slopes)
+    assert slopes[-1] < slopes[0] + 0.02, (name, slopes)
 assert_no_hooks_left(globals())
 # sphinx_gallery_end_ignore
