@@ -141,9 +141,10 @@ assert not ht.count_hooks(model)
 # .. math::
 #
 #    \Delta \approx (a_\text{clean} - a_\text{corrupted}) \cdot
-#    \frac{\partial\, \text{metric}}{\partial a}\Big|_\text{corrupted},
+#    \frac{\partial\, \text{metric}}{\partial a},
 #
-# a dot product over the 64 features at that position. The metric is a mean
+# with the gradient taken in the corrupted run: a dot product over the 64
+# features at that position. The metric is a mean
 # over sentences, so the gradient already carries the ``1/100``: summing the
 # dot products over sentences gives the estimated change of the mean. Divided
 # by ``clean - corrupted`` it is page 35's share restored. The whole map is
@@ -234,14 +235,14 @@ assert 0.4 < attribution[3, 14] < 0.9, attribution[2:, 14]
 # %%
 # Side by side:
 
-fig, axes = plt.subplots(1, 2, figsize=(8.4, 6.4), layout="constrained", sharey=True)
+fig, axes = plt.subplots(1, 2, figsize=(5.4, 6.4), layout="constrained", sharey=True)
 for ax, values, title in [
-    (axes[0], restored, "activation patching\n(60 patched runs)"),
-    (axes[1], attribution, "attribution patching\n(1 forward + 1 backward)"),
+    (axes[0], restored, "activation\npatching"),
+    (axes[1], attribution, "attribution\npatching"),
 ]:
     image = ax.imshow(values.T, cmap="RdBu", vmin=-1, vmax=1, aspect="auto")
-    ax.set_xticks(range(len(LAYERS)), LAYERS)
-    ax.set_xlabel("residual stream after")
+    ax.set_xticks(range(len(LAYERS)), ["emb", "0", "1", "2"])
+    ax.set_xlabel("after block")
     ax.set_title(title)
     for (i, j), value in np.ndenumerate(values):
         if abs(value) > 0.05:
@@ -249,7 +250,7 @@ for ax, values, title in [
             ax.text(i, j, f"{value:.2f}", ha="center", va="center", color=color)
 axes[0].set_yticks(range(len(TOKENS)), TOKENS)
 axes[0].set_ylabel("position")
-fig.colorbar(image, ax=axes, label="share of the logit difference restored")
+fig.colorbar(image, ax=axes, label="share restored")
 plt.show()
 
 # %%
@@ -286,15 +287,17 @@ for name, p in CELLS:
     print(f"{name:8} at {p}: " + " ".join(f"{v:5.2f}" for v in curves[name, p]))
 print("hooks left:", ht.count_hooks(model))
 
-fig, axes = plt.subplots(1, 4, figsize=(10, 3), layout="constrained", sharey=True)
-for ax, (name, p) in zip(axes, CELLS, strict=True):
+fig, axes = plt.subplots(2, 2, figsize=(5.4, 5.4), layout="constrained", sharex=True, sharey=True)
+for ax, (name, p) in zip(axes.flat, CELLS, strict=True):
     slope = attribution[LAYERS.index(name), p]
     ax.plot(alphas, curves[name, p], "o-", label="patched run")
     ax.plot([0, 1], [0, slope], "--", label="attribution (tangent)")
-    ax.set_title(f"{name}, position {p} ({TOKENS[p]})")
+    ax.set_title(f"{name}, position {p}")
+for ax in axes[1]:
     ax.set_xlabel(r"$\alpha$")
-axes[0].set_ylabel("share restored")
-axes[0].legend(loc="upper left")
+for ax in axes[:, 0]:
+    ax.set_ylabel("share restored")
+axes[0, 0].legend(loc="upper left", fontsize=10)
 plt.show()
 
 # sphinx_gallery_start_ignore
@@ -380,7 +383,8 @@ assert abs(again - corrupted_diff) < 1e-4, (again, corrupted_diff)
 # Exercises
 # ---------
 #
-# Exercises marked *in words* ask why: they have no check.
+# Both exercises ask why and are answered in words: unlike the exercises of
+# page 35, they have no ``ht.exercises.check(...)`` call.
 #
 # 1. *In words:* compare the estimates at position 10 for the embeddings and
 #    for the residual after block 0. Why are they close, and why are they not
@@ -392,27 +396,43 @@ assert abs(again - corrupted_diff) < 1e-4, (again, corrupted_diff)
 # %%
 # .. rst-class:: solution
 #
-# **Solution 1.** They are close because block 0 only adds to the residual
-# stream at position 10 what its attention and MLP compute there, and the
-# difference between the runs passes through mostly unchanged. They are not
-# equal because the gradient is taken at different points of the same
-# nonlinear chain: block 0's own LayerNorms and MLP change the step and the
-# slope a little. The curves of the two cells are almost the same, so the
-# real shares are too.
+# **Solution 1.** They are close because the first block only adds to the
+# residual stream at the subject's position what its attention and MLP
+# compute there, and the difference between the runs passes through mostly
+# unchanged. They are not equal because the gradient is taken at different
+# points of the same nonlinear chain: the first block's own LayerNorms and
+# MLP change the step and the slope a little. The curves of the two cells
+# are almost the same, so the real shares are too.
+
+print(f"estimates at the subject: embed {attribution[0, 10]:.2f}, block 0 {attribution[1, 10]:.2f}")
+gap = np.abs(curves["embed", 10] - curves["block 0", 10]).max()
+print(f"largest gap between their curves: {gap:.2f}")
+
+# sphinx_gallery_start_ignore
+# solution 1: "close but not equal"
+assert attribution[0, 10] != attribution[1, 10]
+assert abs(attribution[0, 10] - attribution[1, 10]) < 0.1, attribution[:2, 10]
+# "the curves of the two cells are almost the same"
+assert np.abs(curves["embed", 10] - curves["block 0", 10]).max() < 0.05
+# sphinx_gallery_end_ignore
+
+# %%
+# .. rst-class:: solution
 #
 # **Solution 2.** No better: every curve is about as flat at the clean end
 # as at the corrupted end (the last step is no larger than the first one by
 # much, and both are smaller than the middle ones), so the tangent there is
 # too small as well. Any single tangent misses an S-shaped curve.
 
+for name, p in CELLS:
+    steps = np.diff(curves[name, p])
+    print(
+        f"{name:8} at {p}: first step {steps[0]:.2f}, largest {steps.max():.2f}, last {steps[-1]:.2f}"
+    )
+
 # sphinx_gallery_start_ignore
 from page_checks import assert_no_hooks_left  # docs/_ext
 
-# solution 1: "close but not equal"
-assert attribution[0, 10] != attribution[1, 10]
-assert abs(attribution[0, 10] - attribution[1, 10]) < 0.1, attribution[:2, 10]
-# "the curves of the two cells are almost the same"
-assert np.abs(curves["embed", 10] - curves["block 0", 10]).max() < 0.05
 # solution 2: the last steps are the smallest near the clean end
 for name, p in CELLS:
     slopes = np.diff(curves[name, p])
