@@ -218,6 +218,17 @@ code_comment_pages = [
     "auto_examples/04_grad_cam/plot_20_shortcut",
     "auto_examples/04_grad_cam/plot_21_guided_backprop",
     "auto_examples/04_grad_cam/plot_22_beyond_cnns",
+    "auto_examples/05_real_models/plot_23_pretrained_photos",
+    "auto_examples/05_real_models/plot_24_feature_extraction",
+    "auto_examples/05_real_models/plot_25_tuples_and_reuse",
+    "auto_examples/05_real_models/plot_26_vit_attention",
+    "auto_examples/05_real_models/plot_27_beyond_classification",
+    "auto_examples/05_real_models/plot_27b_detection",
+    "auto_examples/06_pytorch_uses_hooks/plot_28_pruning",
+    "auto_examples/06_pytorch_uses_hooks/plot_29_checkpointing",
+    "auto_examples/06_pytorch_uses_hooks/plot_31_state_dict_hooks",
+    "auto_examples/06_pytorch_uses_hooks/plot_32_autograd_graph_hooks",
+    "auto_examples/06_pytorch_uses_hooks/plot_32b_operation_hooks",
 ]
 # The pages whose figures' words are messages of their catalogs (the same steps): the
 # zh_CN page shows a copy of each figure drawn with the translations and a CJK font

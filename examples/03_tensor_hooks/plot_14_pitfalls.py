@@ -145,7 +145,9 @@ assert bool((stored["gradient"][stored["cloned"] <= 0] == 0).all())
 #
 # Under ``torch.no_grad()`` or ``torch.inference_mode()`` forward hooks still
 # fire, but no graph is built, so there is no backward pass to hook: the
-# output does not require grad, and registering a tensor hook fails.
+# output does not require grad, and registering a tensor hook fails. A full
+# backward hook on a module, by contrast, raises nothing: it is registered and
+# the forward pass runs, but with no backward pass it never fires.
 
 model = nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.Dropout(0.5), nn.Linear(8, 2))
 calls = []
@@ -192,6 +194,19 @@ with torch.random.fork_rng(), model_copy[0].register_forward_hook(record_outcome
 assert (
     outcomes == [(False, "cannot register a hook on a tensor that doesn't require gradient")] * 2
 ), outcomes
+# "A full backward hook on a module ... raises nothing: it is registered and the forward
+# pass runs, but with no backward pass it never fires" (checked on torch 2.14.1 and 2.9.1)
+backward_calls = []
+backward_copy = copy.deepcopy(model)
+with torch.random.fork_rng():
+    backward_handle = backward_copy[0].register_full_backward_hook(
+        lambda module, grad_input, grad_output: backward_calls.append(1)
+    )
+    for mode in [torch.no_grad, torch.inference_mode]:
+        with mode():
+            assert not backward_copy(torch.randn(5, 4)).requires_grad
+    backward_handle.remove()
+assert backward_calls == [], backward_calls
 # sphinx_gallery_end_ignore
 
 # %%

@@ -236,6 +236,26 @@ print("two backward passes through one graph with retain_graph=True: done")
 model.zero_grad()
 
 # %%
+# ``retain_graph=True`` works, but it keeps every tensor the graph saved alive
+# until the last backward pass, so it costs memory. For two maps from one
+# forward pass, one backward pass can give both: ``torch.autograd.grad`` with
+# ``is_grads_batched=True`` takes one output gradient per class at once:
+
+inputs = images.detach().requires_grad_()
+scores = model(inputs)
+per_class = torch.eye(scores.shape[1])[:2, None, :].expand(2, *scores.shape)
+(both_maps,) = torch.autograd.grad(scores, inputs, per_class, is_grads_batched=True)
+print("gradients for classes 0 and 1, one forward and one backward pass:", tuple(both_maps.shape))
+
+# sphinx_gallery_start_ignore
+# "one backward pass can give both": equal to two separate backward passes
+# (float32 sums in a different order: tolerance 1e-5)
+for target in range(2):
+    (separate,) = torch.autograd.grad(model(inputs)[:, target].sum(), inputs)
+    assert torch.allclose(both_maps[target], separate, atol=1e-5), target
+# sphinx_gallery_end_ignore
+
+# %%
 # "Inference tensors cannot be saved for backward"
 # ------------------------------------------------
 #
@@ -512,8 +532,11 @@ torch.compiler.reset()
 
 
 def counting_hook(calls):
-    # a closure, not a global list: torch.compile traces the hook, and in a process
-    # that has run other scripts (this site's build) it can bind a global to theirs
+    # sphinx_gallery_start_ignore
+    # Developer note: a closure, not a global list. torch.compile traces the hook, and
+    # in a process that has run other scripts (this site's build) it can bind a global
+    # to theirs.
+    # sphinx_gallery_end_ignore
     return lambda module, args, output: calls.append("fired")
 
 
@@ -554,6 +577,31 @@ assert len(calls) == 1, calls
 # sphinx_gallery_end_ignore
 handle.remove()
 torch.compiler.reset()
+
+# %%
+# The targeted fix is ``torch._dynamo.config.skip_nnmodule_hook_guards = False``
+# (its default is ``True``): Dynamo then guards on the hook dictionaries and
+# traces again when a hook is added, where ``torch.compiler.reset()`` discards
+# every compiled model:
+
+import torch._dynamo
+
+print("default skip_nnmodule_hook_guards:", torch._dynamo.config.skip_nnmodule_hook_guards)
+with torch._dynamo.config.patch(skip_nnmodule_hook_guards=False):
+    compiled = torch.compile(small, backend="eager")
+    compiled(torch.randn(2, 4))
+    calls = []
+    handle = small[0].register_forward_hook(counting_hook(calls))
+    compiled(torch.randn(2, 4))
+    print("with the guards on, hook added after compiling, calls:", len(calls))
+handle.remove()
+torch.compiler.reset()
+
+# sphinx_gallery_start_ignore
+# "its default is True" and "traces again when a hook is added" (torch 2.14.1 and 2.9.1)
+assert torch._dynamo.config.skip_nnmodule_hook_guards is True
+assert len(calls) == 1, calls
+# sphinx_gallery_end_ignore
 
 # %%
 # **A hook on a module that the forward pass never calls.** This model keeps
