@@ -383,20 +383,66 @@ assert abs(again - corrupted_diff) < 1e-4, (again, corrupted_diff)
 # Exercises
 # ---------
 #
-# Both exercises ask why and are answered in words: unlike the exercises of
-# page 35, they have no ``ht.exercises.check(...)`` call.
+# Exercises that ask for code come with a check that runs offline, in the
+# downloaded notebook or script: write your answer, then run the
+# ``ht.exercises.check(...)`` call that ends the exercise. The check says what
+# is wrong, or what is right, in the language of the download, and leaves no
+# hook behind; each solution ends with the same call. Exercises marked *in
+# words* ask why: they have no check.
 #
-# 1. *In words:* compare the estimates at position 10 for the embeddings and
+# 1. Write ``attribution_at(clean, corrupted, grad)``: given one site's
+#    activations in the clean and the corrupted run and the gradient of the
+#    metric there (three ``[sentences, positions, features]`` tensors, like
+#    ``clean_acts["block 1"]``, ``corrupted_acts["block 1"]`` and
+#    ``grads["block 1"]``), it returns the estimated change of the metric for
+#    patching each position, one number per position. Use it to redraw the
+#    attribution map. Check: ``ht.exercises.check("35b.1", attribution_at)``.
+# 2. *In words:* compare the estimates at position 10 for the embeddings and
 #    for the residual after block 0. Why are they close, and why are they not
 #    equal, although the real patches restore the same share?
-# 2. *In words:* take the tangent at the clean end instead (the gradient of
+# 3. *In words:* take the tangent at the clean end instead (the gradient of
 #    the clean run, and the step ``corrupted - clean``). Looking at the
 #    curves, would that estimate be better than the one on this page?
 
 # %%
 # .. rst-class:: solution
 #
-# **Solution 1.** They are close because the first block only adds to the
+# **Solution 1.** The step ``clean - corrupted`` times the gradient, summed
+# over the features (the dot product at each position) and over the
+# sentences (the gradient of a mean already carries the ``1/100``). Applied
+# to the four sites and divided by ``clean - corrupted`` of the metric, it
+# gives the map above again.
+
+
+def attribution_at(clean, corrupted, grad):
+    return ((clean - corrupted) * grad).sum(dim=(0, 2))
+
+
+again = np.array(
+    [attribution_at(clean_acts[s], corrupted_acts[s], grads[s]).numpy() for s in LAYERS]
+) / (clean_diff - corrupted_diff)
+print(f"largest difference from the map above: {np.abs(again - attribution).max():.1e}")
+ht.exercises.check("35b.1", attribution_at)
+
+# sphinx_gallery_start_ignore
+from page_checks import assert_check  # docs/_ext: the build's checks
+
+# "it gives the map above again": the same sums, so equal up to float rounding
+assert np.allclose(again, attribution, atol=1e-6), np.abs(again - attribution).max()
+
+
+# the mean over the sentences divides by 100 twice: the metric is already a mean
+def attribution_mean(clean, corrupted, grad):
+    return ((clean - corrupted) * grad).sum(dim=2).mean(dim=0)
+
+
+assert_check("35b.1", attribution_at, attribution_mean, "mean_over_sentences")
+# sphinx_gallery_end_ignore
+
+# %%
+# .. rst-class:: solution
+#
+# **Solution 2.** They are close because the first block only adds to the
 # residual stream at the subject's position what its attention and MLP
 # compute there, and the difference between the runs passes through mostly
 # unchanged. They are not equal because the gradient is taken at different
@@ -409,7 +455,7 @@ gap = np.abs(curves["embed", 10] - curves["block 0", 10]).max()
 print(f"largest gap between their curves: {gap:.2f}")
 
 # sphinx_gallery_start_ignore
-# solution 1: "close but not equal"
+# solution 2: "close but not equal"
 assert attribution[0, 10] != attribution[1, 10]
 assert abs(attribution[0, 10] - attribution[1, 10]) < 0.1, attribution[:2, 10]
 # "the curves of the two cells are almost the same"
@@ -419,7 +465,7 @@ assert np.abs(curves["embed", 10] - curves["block 0", 10]).max() < 0.05
 # %%
 # .. rst-class:: solution
 #
-# **Solution 2.** No better: every curve is about as flat at the clean end
+# **Solution 3.** No better: every curve is about as flat at the clean end
 # as at the corrupted end (the last step is no larger than the first one by
 # much, and both are smaller than the middle ones), so the tangent there is
 # too small as well. Any single tangent misses an S-shaped curve.
@@ -431,12 +477,13 @@ for name, p in CELLS:
     )
 
 # sphinx_gallery_start_ignore
-from page_checks import assert_no_hooks_left  # docs/_ext
+from page_checks import assert_exercises_checked, assert_no_hooks_left  # docs/_ext
 
-# solution 2: the last steps are the smallest near the clean end
+# solution 3: the last steps are the smallest near the clean end
 for name, p in CELLS:
     slopes = np.diff(curves[name, p])
     assert slopes[-1] < 0.8 * slopes.max(), (name, slopes)
     assert slopes[-1] < slopes[0] + 0.02, (name, slopes)
+assert_exercises_checked()
 assert_no_hooks_left(globals())
 # sphinx_gallery_end_ignore

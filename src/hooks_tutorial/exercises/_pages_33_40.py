@@ -14,9 +14,7 @@ from ..hooks import count_hooks
 from ._guard import watch
 from ._helpers import require_callable, returned_type
 from ._language import Text
-from ._registry import Problem, Values, exercise, prose
-
-prose("35b.1", "35b.2")  # page 35b: attribution patching, both answered in words
+from ._registry import Problem, Values, exercise
 
 
 def _tiny_lm(n_layers: int = 2) -> lm.TinyLM:
