@@ -149,6 +149,14 @@ assert not ht.count_hooks(model)
 # dot products over sentences gives the estimated change of the mean. Divided
 # by ``clean - corrupted`` it is page 35's share restored. The whole map is
 # one line of tensor arithmetic.
+#
+# Why is one backward pass enough? The metric is one number, and its gradient
+# with respect to an activation has that activation's shape: the backward
+# pass from the metric to the embeddings goes through every site, and gives
+# the slope for every sentence, position and feature at once (the
+# ``[100, 15, 64]`` printed above, equal to the activation's shape). A real
+# patch changes the input of every later layer instead, so each cell needs
+# a forward run of its own.
 
 attribution = np.array(
     [
@@ -165,6 +173,8 @@ print(f"{np.abs(np.delete(attribution, 10, axis=1)[:, :13]).max():.2f}")
 # sphinx_gallery_start_ignore
 # before position 10 the runs are equal, so the estimate is exactly 0 there (page 35)
 assert np.all(attribution[:, :10] == 0), attribution[:, :10]
+# "its gradient ... has that activation's shape": every sentence, position and feature
+assert all(grads[name].shape == clean_acts[name].shape == (n, 15, 64) for name in LAYERS)
 # sphinx_gallery_end_ignore
 
 # %%
