@@ -440,15 +440,16 @@ assert not ht.count_hooks(model)
 #   estimate ranks high with real runs; a cell the estimate calls zero may
 #   still matter if it sits behind a saturated nonlinearity (a *false
 #   negative*).
-# - **AtP\*** (Kramár et al., 2024) fixes the two main failures in large
-#   models: for attention it recomputes the softmax with the patched query or
-#   key instead of using its gradient (the *QK fix*), and it drops the
-#   gradient through one layer at a time (*GradDrop*) to catch effects that
-#   cancel out.
-# - Averaging the gradient along the path from corrupted to clean, as the
-#   curve above does step by step, is integrated gradients (Sundararajan et
-#   al., 2017) applied to patching: exact in the limit, but it costs one run
-#   per step again.
+# - **AtP\*** (Kramár et al., 2024) addresses two failures that make the
+#   estimate miss components of large models (false negatives): for
+#   attention it recomputes the softmax with the patched query or key
+#   instead of using its gradient (the *QK fix*), and it drops the gradient
+#   through one layer at a time (*GradDrop*) to catch effects that cancel
+#   out, at the cost of one more backward pass per layer.
+# - Averaging the gradient over points on the path from corrupted to clean
+#   (the path the curve above walks) is integrated gradients (Sundararajan
+#   et al., 2017) applied to patching: exact in the limit, but each point
+#   costs a forward and a backward pass again.
 #
 # Summary
 # -------
