@@ -84,8 +84,9 @@ print("training residuals:", tuple(train_x.shape), "test residuals:", tuple(test
 print(f"mean length of a residual: {test_x.norm(dim=-1).mean():.2f}")
 
 # sphinx_gallery_start_ignore
-assert train_x.shape == (4000, 64) and test_x.shape == (1000, 64)  # "64 numbers per sentence"
-assert LAST == train.prompts.shape[1] - 1  # "the last position"
+assert train_x.shape == (4000, 64)  # "64 numbers per sentence"
+assert test_x.shape == (1000, 64)
+assert train.prompts.shape[1] - 1 == LAST  # "the last position"
 assert not count_hooks(model)
 # sphinx_gallery_end_ignore
 
@@ -135,7 +136,7 @@ with torch.no_grad():
 optimizer = torch.optim.Adam(sae.parameters(), lr=3e-3)
 l1 = 1.0
 batches = torch.Generator().manual_seed(0)
-for step in range(400):
+for _ in range(400):
     x = train_x[torch.randint(len(train_x), (256,), generator=batches)]
     features = sae.encode(x)
     error = (sae.decode(features) - x).pow(2).sum(-1).mean()
@@ -226,7 +227,7 @@ runs = {
     "clean": logit_difference(),
     "SAE spliced in": logit_difference(replace_last(sae)),
     "zero-ablation": logit_difference(replace_last(torch.zeros_like)),
-    "mean-ablation": logit_difference(replace_last(lambda x: mean_residual.expand_as(x))),
+    "mean-ablation": logit_difference(replace_last(mean_residual.expand_as)),
 }
 clean = runs["clean"].mean()
 print("run             | logit difference | share of clean | answer right")
@@ -322,7 +323,9 @@ assert off_diagonal.mean() < 0.05, off_diagonal.mean()
 
 MARY = lm.encode("Mary")[0, 0]
 mary_feature = chosen[lm.NAMES.index("Mary")]
-mentioned = (test.tokens[:, lm.POSITIONS["A"]] == MARY) | (test.tokens[:, lm.POSITIONS["B"]] == MARY)
+mentioned = (test.tokens[:, lm.POSITIONS["A"]] == MARY) | (
+    test.tokens[:, lm.POSITIONS["B"]] == MARY
+)
 groups = {
     "Mary is the subject": test.subjects == MARY,
     "Mary is the answer": test.answers == MARY,
@@ -339,7 +342,9 @@ for label, where in groups.items():
 
 # sphinx_gallery_start_ignore
 mean_when = {label: activation[where].mean().item() for label, where in groups.items()}
-fires_when = {label: (activation[where] > 0).float().mean().item() for label, where in groups.items()}
+fires_when = {
+    label: (activation[where] > 0).float().mean().item() for label, where in groups.items()
+}
 # "where Mary is the answer it stays silent, as it does where Mary is not there": on both
 # groups it fires in under 10 % of the sentences and its mean activation is under a tenth
 # of its mean where Mary is the subject (0.00 and 0.00 so far; training varies by CPU)

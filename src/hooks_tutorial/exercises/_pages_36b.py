@@ -137,8 +137,7 @@ def _without_feature(answer: object) -> Values:
     not_a_number=Text(
         "`fraction_recovered(clean, spliced, ablated)` returned a `{returned}`; it should "
         "return one number.",
-        "`fraction_recovered(clean, spliced, ablated)` 返回了一个 `{returned}`，"
-        "它应当返回一个数。",
+        "`fraction_recovered(clean, spliced, ablated)` 返回了一个 `{returned}`，它应当返回一个数。",
     ),
     ignores_baseline=Text(
         "Your function returned `spliced / clean`, the share of the clean difference: "
