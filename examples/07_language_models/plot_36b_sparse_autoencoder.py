@@ -196,7 +196,8 @@ assert l0 < 16, l0
 # baselines show what losing the residual looks like: *zero-ablation*
 # puts zeros in its place, and *mean-ablation* puts the mean residual of
 # the training sentences, which keeps what all the sentences share and
-# removes what tells them apart.
+# removes what tells them apart (Heimersheim and Nanda, 2024, weigh these
+# choices of ablation).
 
 
 def replace_last(new_residual):
@@ -413,9 +414,8 @@ assert int(groups["Mary is the answer"].sum()) > 20  # enough sentences to say s
 # not fall. A feature that tracks the subject is not, on its own, what the
 # model needs to rule Mary out: other features fire for subject Mary too,
 # and without this one the rest of the reconstruction still carries the
-# subject. Tracking is a correlation; switching a feature off, like the
-# head ablation of :doc:`plot_34_attention_and_ablation`, is the test of
-# what the model uses.
+# subject. Tracking is a correlation; switching a feature off, like
+# ablating a head, is the test of what the model uses.
 
 
 def without_feature(sae, feature):
@@ -504,15 +504,13 @@ assert_check("36b.2", fraction_recovered, share_of_clean, "ignores_baseline")
 # .. rst-class:: solution
 #
 # **Solution 3.** Zero is not a residual the model ever sees: every
-# residual here is far from zero, and block 2 and the final LayerNorm were
-# trained on residuals of that size. Zero-ablation therefore breaks more
+# residual here is far from zero, and the block after it and the final
+# LayerNorm were trained on residuals of that size. Zero-ablation therefore breaks more
 # than the information we ask about, and a splice can look good against
 # it only by being a vector of the right size. The mean residual keeps
 # everything that all the sentences share and removes only what differs
 # between them, so the gap to the clean model measures the information
 # that tells the sentences apart, which is what the SAE must keep.
-# Heimersheim and Nanda (2024) discuss this choice for ablations in
-# general.
 
 # sphinx_gallery_start_ignore
 # "every residual here is far from zero": the shortest test residual is longer than 1
