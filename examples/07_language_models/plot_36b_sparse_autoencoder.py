@@ -317,9 +317,10 @@ assert off_diagonal.mean() < 0.05, off_diagonal.mean()
 # %%
 # The SAE found a different feature for each name, and the figure is close
 # to a diagonal: each feature fires in most sentences whose subject is its
-# name, and rarely otherwise. But a feature that fired whenever Mary
-# appears would look the same from this figure's rows alone, since the
-# subject always appears. The test is a sentence where Mary appears and is
+# name, and, on average, rarely for the other subjects. But a feature that
+# fired whenever Mary appears would look almost the same: the subject
+# always appears, and in each other row Mary is the answer in only a small
+# share of the sentences. The test is a sentence where Mary appears and is
 # not the subject, that is, where Mary is the answer.
 
 MARY = lm.encode("Mary")[0, 0]
@@ -410,8 +411,8 @@ assert int(groups["Mary is the answer"].sum()) > 20  # enough sentences to say s
 # %%
 # .. rst-class:: solution
 #
-# **Solution 1.** The answers stay right, and the logit difference does
-# not fall. A feature that tracks the subject is not, on its own, what the
+# **Solution 1.** The answers stay right, and the logit difference stays
+# about as large, or grows. A feature that tracks the subject is not, on its own, what the
 # model needs to rule Mary out: other features fire for subject Mary too,
 # and without this one the rest of the reconstruction still carries the
 # subject. Tracking is a correlation; switching a feature off, like
@@ -445,6 +446,11 @@ print(
 # features fire for subject Mary too; training varies by CPU, so the bounds leave room
 assert (switched_off > 0).float().mean() >= 0.95, (switched_off > 0).float().mean()
 assert switched_off.mean() > 0.9 * spliced.mean(), (switched_off.mean(), spliced.mean())
+# "other features fire for subject Mary too": another feature fires in over 30 % of these
+# sentences (0.67 so far, and 0.41 to 0.67 for the next ones)
+often = (test_features[mary_subject] > 0).float().mean(0)
+often[mary_feature] = 0
+assert often.max() > 0.3, often.max()
 assert not count_hooks(model)
 # sphinx_gallery_end_ignore
 
@@ -485,6 +491,8 @@ for baseline in ("zero-ablation", "mean-ablation"):
 for baseline in ("zero-ablation", "mean-ablation"):
     recovered = fraction_recovered(means["clean"], means["SAE spliced in"], means[baseline])
     assert abs(recovered - 1) < 0.1, recovered  # "nearly all of the gap" (as for the share)
+    # "close to the share of the clean difference": both ablations are near zero (above)
+    assert abs(recovered - share["SAE spliced in"]) < 0.1, (recovered, share)
 # sphinx_gallery_end_ignore
 
 ht.exercises.check("36b.2", fraction_recovered)
@@ -513,8 +521,9 @@ assert_check("36b.2", fraction_recovered, share_of_clean, "ignores_baseline")
 # that tells the sentences apart, which is what the SAE must keep.
 
 # sphinx_gallery_start_ignore
-# "every residual here is far from zero": the shortest test residual is longer than 1
-assert test_x.norm(dim=-1).min() > 1, test_x.norm(dim=-1).min()
+# "every residual here is far from zero": the shortest test residual is more than half
+# as long as the average one (no training involved: the same on every machine)
+assert test_x.norm(dim=-1).min() > 0.5 * test_x.norm(dim=-1).mean(), test_x.norm(dim=-1).min()
 from page_checks import assert_exercises_checked, assert_no_hooks_left  # docs/_ext
 
 assert_exercises_checked()

@@ -59,10 +59,11 @@ def _close(a: torch.Tensor, b: torch.Tensor) -> bool:
 @exercise(
     "36b.1",
     passed=Text(
-        "Your hook replaced the last position by the SAE's reconstruction with feature "
-        "{feature} switched off, and left the other positions as the layer computed them.",
-        "你的钩子把最后一个位置换成了关掉特征 {feature} 之后的 SAE 重建，其他位置保持这一层"
-        "计算出的值。",
+        "On the check's small layer and SAE, your hook replaced the last position by the "
+        "reconstruction with feature {feature} switched off, and left the other positions "
+        "as the layer computed them.",
+        "在检查自带的小层和小 SAE 上，你的钩子把最后一个位置换成了关掉特征 {feature} 之后的重建，"
+        "其他位置保持这一层计算出的值。",
     ),
     not_a_tensor=Text(
         "The hook returned a `{returned}`, not a tensor shaped like the layer's output: "
