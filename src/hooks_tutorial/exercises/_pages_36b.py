@@ -132,7 +132,7 @@ def _without_feature(answer: object) -> Values:
         "Your function gives the share of the gap between the ablation and the clean "
         "model that the splice recovers: 1 when the splice does as well as the clean "
         "model, 0 when it does no better than the ablation.",
-        "你的函数给出了拼接找回的、消融与干净模型之间差距的比例：拼接与干净模型一样好时为 1，"
+        "你的函数给出了拼接找回的、消融与干净模型之间差距的比例。拼接与干净模型一样好时为 1，"
         "不比消融好时为 0。",
     ),
     not_a_number=Text(
