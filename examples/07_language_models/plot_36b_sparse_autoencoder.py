@@ -355,6 +355,10 @@ for label in ("Mary is the answer", "Mary is not there"):
     assert mean_when[label] < 0.1 * mean_when["Mary is the subject"], mean_when
 assert fires_when["Mary is the subject"] > 0.5, fires_when
 assert int(groups["Mary is the answer"].sum()) > 20  # enough sentences to say so
+# "in each other row Mary is the answer in only a small share of the sentences" (about one
+# in fifteen, by how make_names draws the names)
+for name in NAME_IDS[NAME_IDS != MARY]:
+    assert (test.answers[test.subjects == name] == MARY).float().mean() < 0.2
 # sphinx_gallery_end_ignore
 
 # %%
@@ -371,9 +375,10 @@ assert int(groups["Mary is the answer"].sum()) > 20  # enough sentences to say s
 # hook, an SAE trained with a sparsity penalty, the reconstruction spliced
 # back in with another hook and judged by what the model still does, with
 # ablations as the baselines. What does not carry over is how clean it is.
-# Here the residual at one position of one task holds little more than the
-# two names and the subject, so a few features per sentence rebuild it
-# and each feature has a meaning we can name. SAEs on large language
+# Here the SAE sees one position of one task, whose sentences differ only
+# in two names, which of them is the subject, a place and an object, so a
+# few features per sentence rebuild it and a feature can have a meaning we
+# can name. SAEs on large language
 # models are trained on every position of huge amounts of text, have
 # thousands to millions of features, and splicing one in usually costs a
 # visible part of the model's performance; many of their features are
