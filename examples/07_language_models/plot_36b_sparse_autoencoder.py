@@ -366,7 +366,10 @@ for name in NAME_IDS[NAME_IDS != MARY]:
 # is not there at all. It tracks "the subject is Mary", the information
 # that :doc:`plot_36_steering` found at this position with a difference of
 # means over one pair of names; the SAE found one such feature for every
-# name at once, without being told what to look for.
+# name at once, without being told what to look for (the labels served
+# only to pick, among its 128 features, which one to look at). Tracking is
+# read off the activations: whether the model uses this feature is another
+# question, which exercise 1 asks by switching it off.
 #
 # What a tiny model can and cannot tell
 # -------------------------------------
