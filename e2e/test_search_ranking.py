@@ -64,11 +64,13 @@ QUERIES = [
     ("ablation", L + "plot_34_attention_and_ablation"),
     ("activation patching", L + "plot_35_activation_patching"),
     ("steering vector", L + "plot_36_steering"),
+    ("sparse autoencoder", L + "plot_36b_sparse_autoencoder"),
     ("TransformerLens", L + "plot_37_interpretability_libraries"),
     ("残差流", L + "plot_33_logit_lens"),
     ("注意力头", L + "plot_34_attention_and_ablation"),
     ("激活修补", L + "plot_35_activation_patching"),
     ("引导向量", L + "plot_36_steering"),
+    ("稀疏自编码器", L + "plot_36b_sparse_autoencoder"),
     ("cheat sheet", "cheatsheet"),
     ("速查表", "cheatsheet"),
 ]

@@ -51,6 +51,7 @@ from . import (  # importing them registers their checks
     _pages_32c,  # noqa: F401
     _pages_33_40,  # noqa: F401
     _pages_35b,  # noqa: F401
+    _pages_36b,  # noqa: F401
 )
 from ._guard import HookGuard, Leftover, OutOfSteps, StepBudget, is_learner_code
 from ._language import CHOSEN, LANGUAGES, Text, detect_language, wrap
