@@ -63,7 +63,7 @@ def eager_attention(model):
     try:
         yield model
     finally:
-        for block, fused in zip(model.blocks, before):
+        for block, fused in zip(model.blocks, before, strict=True):
             block.attn.fused = fused
 
 
@@ -78,7 +78,7 @@ class EagerAttention:  # the same as a class
         return self.model
 
     def __exit__(self, *exc_info):
-        for block, fused in zip(self.model.blocks, self.before):
+        for block, fused in zip(self.model.blocks, self.before, strict=True):
             block.attn.fused = fused
 
 
@@ -88,7 +88,7 @@ def without_finally(model):
     for block in model.blocks:
         block.attn.fused = False
     yield model
-    for block, fused in zip(model.blocks, before):
+    for block, fused in zip(model.blocks, before, strict=True):
         block.attn.fused = fused
 
 
@@ -126,10 +126,10 @@ def swallowing(model):
         block.attn.fused = False
     try:
         yield model
-    except Exception:
+    except Exception:  # noqa: BLE001, S110 (the mistake this answer makes)
         pass
     finally:
-        for block, fused in zip(model.blocks, before):
+        for block, fused in zip(model.blocks, before, strict=True):
             block.attn.fused = fused
 
 

@@ -145,14 +145,18 @@ def test_fused_attention_gives_the_same_logits(model: lm.TinyLM) -> None:
     assert torch.equal(fused[:, -1].argmax(-1), eager[:, -1].argmax(-1))
 
 
-def test_a_wrong_fused_call_would_be_caught(model: lm.TinyLM, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_wrong_fused_call_would_be_caught(
+    model: lm.TinyLM, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The tolerance above is tight enough: the fused call without its causal mask fails it."""
     tokens = lm.make_names(50, seed=4, split="test").prompts
     with torch.no_grad():
         eager = model(tokens)
     original = torch.nn.functional.scaled_dot_product_attention
 
-    def no_mask(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, **kwargs: object) -> torch.Tensor:
+    def no_mask(
+        q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, **kwargs: object
+    ) -> torch.Tensor:
         return original(q, k, v)  # is_causal dropped
 
     monkeypatch.setattr(torch.nn.functional, "scaled_dot_product_attention", no_mask)
