@@ -290,7 +290,7 @@ class Attention(nn.Module):
 
     With ``fused = True`` the middle steps (scores, mask, softmax, the
     weighted sum of the values) run as one call of
-    :func:`torch.nn.functional.scaled_dot_product_attention` with
+    ``torch.nn.functional.scaled_dot_product_attention`` with
     ``is_causal=True``, as most models do today: the result is the same up to
     float rounding, but ``softmax`` does not run, so no hook sees the
     pattern; ``qkv`` and ``out`` still run and their hooks still fire.
