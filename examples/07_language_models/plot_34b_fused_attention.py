@@ -229,9 +229,10 @@ torch.testing.assert_close(kept.outputs[0][1], lse, rtol=1e-5, atol=1e-5)
 # The whole attention of a block is one operation (its name says which
 # kernel PyTorch chose for this CPU and this torch). Its first output is the
 # heads' mix, ``[500, 4, 15, 16]``; its second holds one number per head and
-# position: the log of the sum in that row's softmax denominator. That is all
-# a FlashAttention kernel keeps, enough for the backward pass to recompute
-# the pattern piece by piece. The pattern itself never exists as a tensor.
+# position: the logarithm of that row's softmax denominator (the
+# ``logsumexp`` of its scores). That is all a FlashAttention kernel keeps,
+# enough for the backward pass to recompute the pattern piece by piece. The
+# pattern itself never exists as a tensor.
 #
 # Way out 1: run the eager path
 # -----------------------------
