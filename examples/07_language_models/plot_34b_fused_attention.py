@@ -365,10 +365,11 @@ assert (no_scale - eager_patterns[1]).abs().max() > 0.1
 # ``attn_implementation="eager"`` selects the explicit path and ``"sdpa"``
 # the fused function, and a forward call with ``output_attentions=True``
 # returns the attention weights, which only the eager path computes. Asked
-# for weights while set to SDPA, transformers has either fallen back to the
-# eager path with a warning or refused with an error, depending on its
-# version; to read the weights, ask for ``"eager"`` yourself. (This tutorial
-# does not install transformers, so this paragraph is not run here.)
+# for weights while set to SDPA, transformers has, depending on its version
+# and on how you asked, fallen back to the eager path with a warning,
+# refused with an error, or warned and returned ``None`` for the weights; to
+# read the weights, ask for ``"eager"`` yourself. (This tutorial does not
+# install transformers, so this paragraph is not run here.)
 #
 # Summary
 # -------
