@@ -527,11 +527,12 @@ assert_check("34b.2", eager_attention, eager_attention_without_finally, "not_res
 # **Solution 3.** Block 0 reads the embeddings, which both runs compute with
 # the same operations, so its queries and keys are the same to the last bit,
 # and ``pattern_from_qkv`` repeats the eager steps on them exactly. But
-# block 0's fused kernel mixes the values in another order than
-# ``pattern @ v``, so its output differs in the last bits; blocks 1 and 2
-# read a residual stream that carries that difference, so their queries and
-# keys differ a little, and so do their patterns. The outputs of
-# ``attn.qkv`` in the two runs show it:
+# block 0's fused kernel computes the softmax and the mix of the values in
+# its own order (in blocks, dividing by the softmax's denominator after the
+# mix rather than before), so its output differs from ``pattern @ v`` in the
+# last bits; blocks 1 and 2 read a residual stream that carries that
+# difference, so their queries and keys differ a little, and so do their
+# patterns. The outputs of ``attn.qkv`` in the two runs show it:
 
 qkv_outputs = {}
 with ht.HookGroup() as hooks:
@@ -552,6 +553,14 @@ for block in range(3):
 assert torch.equal(eager_qkv[0], fused_qkv[0])
 assert not torch.equal(eager_qkv[1], fused_qkv[1])
 assert (eager_qkv[2] - fused_qkv[2]).abs().max() < 1e-4
+# "its output differs from pattern @ v in the last bits": same queries, keys and values,
+# the fused kernel's mix is not bit-equal to the eager one, and within float rounding
+q0, k0, v0 = fused_qkv[0].view(500, 15, 3, 4, 16).permute(2, 0, 3, 1, 4)
+with torch.no_grad():
+    fused_mix = torch.nn.functional.scaled_dot_product_attention(q0, k0, v0, is_causal=True)
+eager_mix = eager_patterns[0] @ v0
+assert not torch.equal(fused_mix, eager_mix)
+torch.testing.assert_close(fused_mix, eager_mix, rtol=1e-5, atol=1e-5)
 from page_checks import assert_exercises_checked, assert_no_hooks_left  # docs/_ext
 
 assert_exercises_checked()
