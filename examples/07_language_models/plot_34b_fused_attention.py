@@ -528,8 +528,8 @@ assert_check("34b.2", eager_attention, eager_attention_without_finally, "not_res
 # the same operations, so its queries and keys are the same to the last bit,
 # and ``pattern_from_qkv`` repeats the eager steps on them exactly. But
 # block 0's fused kernel computes the softmax and the mix of the values in
-# its own order (in blocks, dividing by the softmax's denominator after the
-# mix rather than before), so its output differs from ``pattern @ v`` in the
+# its own order (it divides by the softmax's denominator after the mix
+# rather than before), so its output differs from ``pattern @ v`` in the
 # last bits; blocks 1 and 2 read a residual stream that carries that
 # difference, so their queries and keys differ a little, and so do their
 # patterns. The outputs of ``attn.qkv`` in the two runs show it:
