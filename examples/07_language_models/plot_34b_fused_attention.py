@@ -15,9 +15,9 @@ The previous page read the attention pattern with a forward hook on
 compute attention with one call of
 ``torch.nn.functional.scaled_dot_product_attention``, which takes the
 queries, keys and values and returns only the mix of the values. Fused
-kernels such as FlashAttention (Dao et al. 2022) compute that mix without
-ever storing the pattern, so no module hook sees it, because no tensor holds
-it. This page switches the small language model to such a fused path, shows
+kernels such as FlashAttention (Dao et al. 2022) compute that mix tile by
+tile, without ever storing the whole pattern, so no module hook sees it,
+because no tensor holds it. This page switches the small language model to such a fused path, shows
 what hooks still see, and gets the pattern back in two ways.
 
 .. rubric:: What you will learn
@@ -376,8 +376,8 @@ assert (no_scale - eager_patterns[1]).abs().max() > 0.1
 #
 # - ``scaled_dot_product_attention`` does the scores, the mask, the softmax
 #   and the mix of the values in one call and returns only the mix: no
-#   module computes the pattern, and a fused kernel never stores it, so no
-#   hook can read it.
+#   module computes the pattern, and a fused kernel never stores it whole,
+#   so no hook can read it.
 # - A fused path must compute the same function as the eager one: compare
 #   the logits with a tolerance for float rounding that a real mistake
 #   (a missing mask or scale) would exceed.
