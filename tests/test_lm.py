@@ -123,6 +123,92 @@ def test_the_named_modules_are_the_hook_points(model: lm.TinyLM) -> None:
     assert ht.count_hooks(model).total == 0
 
 
+def _fused(model: lm.TinyLM, fused: bool) -> None:
+    for block in model.blocks:
+        block.attn.fused = fused
+
+
+def test_fused_attention_gives_the_same_logits(model: lm.TinyLM) -> None:
+    """The fused path computes the same function as the explicit steps."""
+    tokens = lm.make_names(200, seed=4, split="test").prompts
+    assert all(not block.attn.fused for block in model.blocks)  # eager is the default
+    try:
+        with torch.no_grad():
+            eager = model(tokens)
+            _fused(model, True)
+            fused = model(tokens)
+    finally:
+        _fused(model, False)
+    # float32 rounding only: the fused kernel sums in another order (differences of a few
+    # 1e-6 on logits up to about 10); a wrong mask or scale moves logits by order 1
+    torch.testing.assert_close(fused, eager, rtol=1e-5, atol=1e-4)
+    assert torch.equal(fused[:, -1].argmax(-1), eager[:, -1].argmax(-1))
+
+
+def test_a_wrong_fused_call_would_be_caught(
+    model: lm.TinyLM, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The tolerance above is tight enough: the fused call without its causal mask fails it."""
+    tokens = lm.make_names(50, seed=4, split="test").prompts
+    with torch.no_grad():
+        eager = model(tokens)
+    original = torch.nn.functional.scaled_dot_product_attention
+
+    def no_mask(
+        q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, **kwargs: object
+    ) -> torch.Tensor:
+        return original(q, k, v)  # is_causal dropped
+
+    monkeypatch.setattr(torch.nn.functional, "scaled_dot_product_attention", no_mask)
+    try:
+        _fused(model, True)
+        with torch.no_grad():
+            unmasked = model(tokens)
+    finally:
+        _fused(model, False)
+    assert (unmasked - eager).abs().max() > 1.0
+
+
+def test_under_fused_attention_no_module_sees_the_pattern(model: lm.TinyLM) -> None:
+    """``softmax`` does not run, the other hook points do, and nothing leaves a [B, h, T, T]."""
+    tokens = lm.make_names(3).prompts
+    calls: dict[str, int] = {"softmax": 0, "qkv": 0, "out": 0}
+    shapes: list[tuple[int, ...]] = []
+    attn = model.blocks[0].attn
+    handles = [
+        attn.softmax.register_forward_hook(lambda m, i, o: calls.__setitem__("softmax", 1)),
+        attn.qkv.register_forward_hook(lambda m, i, o: calls.__setitem__("qkv", 1)),
+        attn.out.register_forward_pre_hook(lambda m, a: calls.__setitem__("out", 1)),
+    ]
+    handles += [
+        module.register_forward_hook(lambda m, i, o: shapes.append(tuple(o.shape)))
+        for module in model.modules()
+    ]
+    _fused(model, True)
+    try:
+        with torch.no_grad():
+            model(tokens)
+    finally:
+        _fused(model, False)
+        for handle in handles:
+            handle.remove()
+    assert calls == {"softmax": 0, "qkv": 1, "out": 1}
+    assert (3, 4, 15, 15) not in shapes
+    assert ht.count_hooks(model).total == 0
+
+
+def test_attention_takes_fused_as_an_argument() -> None:
+    x = torch.randn(2, 6, 8, generator=torch.Generator().manual_seed(1))
+    torch.manual_seed(0)
+    eager = lm.Attention(8, 2)
+    torch.manual_seed(0)
+    fused = lm.Attention(8, 2, fused=True)
+    assert fused.fused
+    assert not eager.fused
+    with torch.no_grad():
+        torch.testing.assert_close(fused(x), eager(x), rtol=1e-5, atol=1e-5)
+
+
 def test_zeroing_a_head_removes_its_share_of_the_attention_output(model: lm.TinyLM) -> None:
     """The input of ``attn.out`` holds the heads side by side: head h in columns h*16..h*16+16."""
     attn = model.blocks[0].attn

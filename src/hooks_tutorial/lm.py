@@ -287,14 +287,38 @@ class Attention(nn.Module):
     side (``[B, T, heads * d_head]``, head ``h`` in columns ``h * d_head`` to
     ``(h + 1) * d_head``), so a forward pre-hook on ``out`` can read or edit
     one head.
+
+    With ``fused = True`` the middle steps (scores, mask, softmax, the
+    weighted sum of the values) run as one call of
+    ``torch.nn.functional.scaled_dot_product_attention`` with
+    ``is_causal=True``, as most models do today: the result is the same up to
+    float rounding, but ``softmax`` does not run, so no hook sees the
+    pattern; ``qkv`` and ``out`` still run and their hooks still fire.
+
+    Parameters
+    ----------
+    d_model : int
+        Width of the input and the output.
+    n_heads : int
+        Number of heads; ``d_model`` must be a multiple of it.
+    fused : bool, default False
+        Compute attention with the fused function instead of the explicit
+        steps. It is an attribute too: set ``attn.fused`` on a model's blocks
+        to switch a loaded model.
+
+    Raises
+    ------
+    ValueError
+        If ``d_model`` is not a multiple of ``n_heads``.
     """
 
-    def __init__(self, d_model: int, n_heads: int) -> None:
+    def __init__(self, d_model: int, n_heads: int, *, fused: bool = False) -> None:
         super().__init__()
         if d_model % n_heads:
             msg = f"d_model ({d_model}) must be a multiple of n_heads ({n_heads})"
             raise ValueError(msg)
         self.n_heads = n_heads
+        self.fused = fused
         self.qkv = nn.Linear(d_model, 3 * d_model)
         self.softmax = nn.Softmax(dim=-1)
         self.out = nn.Linear(d_model, d_model)
@@ -305,10 +329,15 @@ class Attention(nn.Module):
         d_head = width // self.n_heads
         # [B, T, 3 * width] -> three [B, heads, T, d_head]
         q, k, v = self.qkv(x).view(batch, length, 3, self.n_heads, d_head).permute(2, 0, 3, 1, 4)
-        scores = q @ k.transpose(-1, -2) / math.sqrt(d_head)
-        future = torch.ones(length, length, dtype=torch.bool, device=x.device).triu(1)
-        pattern = self.softmax(scores.masked_fill(future, float("-inf")))
-        heads = (pattern @ v).transpose(1, 2).reshape(batch, length, width)
+        if self.fused:
+            # one call; it returns only the mix of the values, never the pattern
+            mix = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        else:
+            scores = q @ k.transpose(-1, -2) / math.sqrt(d_head)
+            future = torch.ones(length, length, dtype=torch.bool, device=x.device).triu(1)
+            pattern = self.softmax(scores.masked_fill(future, float("-inf")))
+            mix = pattern @ v
+        heads = mix.transpose(1, 2).reshape(batch, length, width)
         mixed: Tensor = self.out(heads)
         return mixed
 

@@ -50,6 +50,7 @@ from . import (  # importing them registers their checks
     _pages_32b,  # noqa: F401
     _pages_32c,  # noqa: F401
     _pages_33_40,  # noqa: F401
+    _pages_34b,  # noqa: F401
     _pages_35b,  # noqa: F401
     _pages_36b,  # noqa: F401
 )
