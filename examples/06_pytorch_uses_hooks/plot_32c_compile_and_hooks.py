@@ -68,8 +68,14 @@ def counting_backend(graph_module, example_inputs):
     return graph_module.forward  # run the traced graph as it is
 
 
-def forward_hook(module, args, output):
-    calls.append(type(module).__name__)
+def recording_hook(calls):
+    """A module hook that appends its layer's class name to the list ``calls``."""
+    # sphinx_gallery_start_ignore
+    # Developer note: a closure, not a global list. torch.compile traces the hook, and
+    # in a process that has run other scripts (this site's build: page 14 before this
+    # one) it can bind a global to theirs.
+    # sphinx_gallery_end_ignore
+    return lambda module, args, output: calls.append(type(module).__name__)
 
 
 # sphinx_gallery_start_ignore
@@ -94,7 +100,7 @@ model = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
 compiled = torch.compile(model, backend=counting_backend)
 x = torch.randn(2, 4)
 compiled(x)
-handle = model[0].register_forward_hook(forward_hook)
+handle = model[0].register_forward_hook(recording_hook(calls))
 compiled(x)
 print("hook calls:", calls, "| graphs compiled:", len(graphs))
 handle.remove()
@@ -131,7 +137,7 @@ compiled = torch.compile(model, backend=counting_backend)
 with mock.patch.object(dynamo_config, "skip_nnmodule_hook_guards", False):
     compiled(x)
     print("without the hook: hook calls:", calls, "| graphs compiled:", len(graphs))
-    handle = model[0].register_forward_hook(forward_hook)
+    handle = model[0].register_forward_hook(recording_hook(calls))
     compiled(x)
     print("with the hook:    hook calls:", calls, "| graphs compiled:", len(graphs))
     handle.remove()
@@ -172,7 +178,7 @@ def retraced_after_a_new_hook(fix):
         compiled_hooked(x)
         compiled_other(x)
         before = len(graphs)
-        handle = hooked[0].register_forward_hook(forward_hook)
+        handle = hooked[0].register_forward_hook(recording_hook(calls))
         if fix == "reset":
             torch.compiler.reset()
         compiled_hooked(x)
@@ -216,9 +222,7 @@ for enabled in [False, True]:
     graphs.clear()
     calls = []
     model = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
-    handle = model[1].register_full_backward_hook(
-        lambda module, grad_input, grad_output: calls.append("backward")
-    )
+    handle = model[1].register_full_backward_hook(recording_hook(calls))
     with mock.patch.object(dynamo_config, "compiled_autograd", enabled):
         compiled = torch.compile(model, backend=counting_backend)
         compiled(torch.randn(2, 4)).sum().backward()
@@ -228,7 +232,7 @@ for enabled in [False, True]:
     # next cell: "Without compiled autograd nothing was compiled; with it the forward is one graph
     # ... The hook ran both times."
     assert len(graphs) == (1 if enabled else 0), (enabled, len(graphs))
-    assert calls == ["backward"], (enabled, calls)
+    assert calls == ["ReLU"], (enabled, calls)
     # sphinx_gallery_end_ignore
 
 # sphinx_gallery_start_ignore
@@ -269,13 +273,18 @@ torch.manual_seed(0)
 model = nn.Sequential(nn.Linear(4, 4), nn.ReLU(), nn.Linear(4, 1))
 
 
-def double(grad):
-    calls.append("double")
-    return 2 * grad
+def doubling_hook(calls):
+    """A tensor hook that doubles the gradient and appends "double" to ``calls``."""
+
+    def double(grad):
+        calls.append("double")
+        return 2 * grad
+
+    return double
 
 
-handle = model[0].weight.register_hook(double)
 calls = []
+handle = model[0].weight.register_hook(doubling_hook(calls))
 model(x).sum().backward()
 eager_grad = model[0].weight.grad.clone()
 
@@ -290,7 +299,7 @@ captured = {}
 for enabled in [False, True]:
     torch.compiler.reset()
     model.zero_grad()  # .grad back to None
-    calls = []
+    calls.clear()
     before = counters["compiled_autograd"]["captures"]
     with mock.patch.object(dynamo_config, "compiled_autograd", enabled):
         torch.compile(train_step, backend=counting_backend)(x)
