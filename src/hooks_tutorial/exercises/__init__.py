@@ -44,7 +44,8 @@ from . import (  # importing them registers their checks
     _pages_01_04,  # noqa: F401
     _pages_05_09,  # noqa: F401
     _pages_10_14,  # noqa: F401
-    _pages_15_22,  # noqa: F401
+    _pages_15_18b,  # noqa: F401
+    _pages_19_22,  # noqa: F401
     _pages_23_27,  # noqa: F401
     _pages_28_32,  # noqa: F401
     _pages_32b,  # noqa: F401
