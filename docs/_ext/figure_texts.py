@@ -20,8 +20,10 @@ the page again:
   digits and Latin letters look as in English), saves ``<image>_zh_CN.webp``
   and its 2x variant beside the English files at the English sizes, and points
   the page's figure at them. A listed figure's text without a translation is a
-  warning (an error under ``-W``); the phone check (``figures.phone_problems``,
-  text at least 9 CSS px on a 390 px phone) is run on the Chinese image too.
+  warning (an error under ``-W``); a msgstr equal to its msgid keeps a text
+  as it is on purpose (a model's token, a module name). The phone check
+  (``figures.phone_problems``, text at least 9 CSS px on a 390 px phone) is
+  run on the Chinese image too.
 
 Downloads stay as they are: a downloaded script draws its figures with the
 English words of its code, so it draws readable text on any machine, with or
@@ -272,7 +274,8 @@ class ApplyFigureTexts(SphinxTransform):
                 )
                 continue
             missing, problems = render(pickled, image, node.get("translations", {}).get, family)
-            for text in missing:
+            kept = self._kept() if missing else set()
+            for text in (t for t in missing if t not in kept):
                 logger.warning(
                     "figure text without a translation: %r (%s); run `nox -s translations` "
                     "and translate it in the page's catalog",
@@ -289,6 +292,37 @@ class ApplyFigureTexts(SphinxTransform):
             two = "/" + zh_name(image, double=True).relative_to(srcdir).as_posix()
             figure["srcset"] = f"{one}, {two} 2.00x" if Path(srcdir / two[1:]).is_file() else one
             figure["uri"] = one
+
+    def _kept(self) -> set[str]:
+        """The page's figure words that its catalog keeps as they are (:func:`kept_texts`)."""
+        from sphinx.util.i18n import docname_to_domain  # noqa: PLC0415
+
+        domain = docname_to_domain(self.env.docname, self.config.gettext_compact)
+        kept: set[str] = set()
+        for folder in self.config.locale_dirs:
+            folder_path = Path(self.env.srcdir, folder, self.config.language, "LC_MESSAGES")
+            kept |= kept_texts(folder_path / f"{domain}.po")
+        return kept
+
+
+def kept_texts(po: Path) -> set[str]:
+    """The messages of the catalog ``po`` translated as themselves, on purpose.
+
+    A model's tokens (``<bos>``, ``Mary``) and module names (``blocks.0.1``)
+    stay as they are in Chinese. Their msgstr equals their msgid, which
+    Sphinx's ``Locale`` transform passes over as untranslated; the catalog
+    itself (read with Babel, as Sphinx does) says they were kept. Fuzzy
+    entries do not count: nobody has confirmed them.
+    """
+    from babel.messages.pofile import read_po  # noqa: PLC0415
+
+    if not po.is_file():
+        return set()
+    with po.open("rb") as stream:
+        catalog = read_po(stream)
+    return {
+        m.id for m in catalog if isinstance(m.id, str) and m.id and m.string == m.id and not m.fuzzy
+    }
 
 
 def drop_figure_texts(app: Sphinx, doctree: nodes.document, docname: str) -> None:

@@ -19,6 +19,7 @@ from figure_texts import (
     PICKLE,
     TEXTS,
     cjk_family,
+    kept_texts,
     record_figure,
     render,
     translate_figure,
@@ -66,6 +67,23 @@ def test_a_word_without_translation_is_reported() -> None:
     finally:
         plt.close(figure)
     assert missing == ["circle", "epoch", "square", "train"]
+
+
+def test_a_word_translated_as_itself_is_kept_but_empty_and_fuzzy_ones_are_not(
+    tmp_path: Path,
+) -> None:
+    po = tmp_path / "page.po"
+    po.write_text(
+        'msgid ""\nmsgstr "Content-Type: text/plain; charset=UTF-8\\n"\n\n'
+        'msgid "<bos>"\nmsgstr "<bos>"\n\n'  # a model's token: kept
+        'msgid "blocks.0.1"\nmsgstr "blocks.0.1"\n\n'  # a module name: kept
+        'msgid "epoch"\nmsgstr ""\n\n'  # not translated yet
+        '#, fuzzy\nmsgid "train"\nmsgstr "train"\n\n'  # a guess nobody confirmed
+        'msgid "Loss"\nmsgstr "损失"\n',  # translated
+        encoding="utf-8",
+    )
+    assert kept_texts(po) == {"<bos>", "blocks.0.1"}
+    assert kept_texts(tmp_path / "missing.po") == set()
 
 
 def test_the_scraper_keeps_the_figure_and_its_words(tmp_path: Path) -> None:
