@@ -39,6 +39,78 @@ and :doc:`/auto_examples/04_grad_cam/plot_17_gradcam_library`.
 """
 
 # %%
+# Seven maps for the same images
+# ------------------------------
+#
+# First what the methods give, then how they compute it. Seven methods of the
+# family explain the same layer of the chapter's model, ``relu3``; all of
+# them take the same arguments in ``hooks_tutorial``:
+
+import statistics
+import time
+
+import matplotlib.pyplot as plt
+import torch
+
+import hooks_tutorial as ht
+from hooks_tutorial.metrics import pearson, pointing_game
+
+torch.manual_seed(0)
+model = ht.pretrained("simple_cnn-shapes")
+methods = {
+    "Grad-CAM": ht.GradCAM(model, "relu3"),
+    "Grad-CAM++": ht.GradCAMPlusPlus(model, "relu3"),
+    "XGrad-CAM": ht.XGradCAM(model, "relu3"),
+    "Layer-CAM": ht.LayerCAM(model, "relu3"),
+    "HiResCAM": ht.HiResCAM(model, "relu3"),
+    "Score-CAM": ht.ScoreCAM(model, "relu3", batch_size=64),
+    "Eigen-CAM": ht.EigenCAM(model, "relu3"),
+}
+for name, method in methods.items():
+    print(f"{name:>10}: {method!r}")
+
+# sphinx_gallery_start_ignore
+# "This page runs seven of them on the same images and the same layer"
+assert len(methods) == 7
+assert all("target_layer='relu3'" in repr(method) for method in methods.values())
+# sphinx_gallery_end_ignore
+
+# %%
+# A fixed subset of the test set: the first 48 images. Every method explains
+# the predicted class (Eigen-CAM has no class).
+
+test = ht.make_shapes(48, split="test", seed=0)
+images = test.images
+maps = {name: method(images) for name, method in methods.items()}
+print("images:", tuple(images.shape))
+print("maps per method:", tuple(maps["Grad-CAM"].shape))
+print("hooks left on the model:", ht.count_hooks(model).total)
+
+# sphinx_gallery_start_ignore
+# "A fixed subset of the test set: the first 48 images"; one map per image and method
+assert images.shape == (48, 3, 64, 64)
+assert all(m.shape == (48, 64, 64) for m in maps.values())
+assert ht.count_hooks(model).total == 0
+# sphinx_gallery_end_ignore
+
+# %%
+# The first four images with the seven maps, drawn with
+# :obj:`hooks_tutorial.plot_cams` as on the previous page; the row labels
+# give the predicted class.
+
+with torch.no_grad():
+    predicted = model(images).argmax(dim=1)
+rows = torch.arange(4)
+ht.plot_cams(
+    images[rows],
+    {name: m[rows] for name, m in maps.items()},
+    labels=[test.classes[int(predicted[i])] for i in rows],
+    panel_size=1.2,
+    max_columns=4,
+)
+plt.show()
+
+# %%
 # The methods
 # -----------
 #
@@ -114,76 +186,6 @@ and :doc:`/auto_examples/04_grad_cam/plot_17_gradcam_library`.
 #   layer is active overall), then applies the ReLU; ``relu=False`` keeps
 #   both sides.
 #
-# All of them take the same arguments in ``hooks_tutorial``:
-
-import statistics
-import time
-
-import matplotlib.pyplot as plt
-import torch
-
-import hooks_tutorial as ht
-from hooks_tutorial.metrics import pearson, pointing_game
-
-torch.manual_seed(0)
-model = ht.pretrained("simple_cnn-shapes")
-methods = {
-    "Grad-CAM": ht.GradCAM(model, "relu3"),
-    "Grad-CAM++": ht.GradCAMPlusPlus(model, "relu3"),
-    "XGrad-CAM": ht.XGradCAM(model, "relu3"),
-    "Layer-CAM": ht.LayerCAM(model, "relu3"),
-    "HiResCAM": ht.HiResCAM(model, "relu3"),
-    "Score-CAM": ht.ScoreCAM(model, "relu3", batch_size=64),
-    "Eigen-CAM": ht.EigenCAM(model, "relu3"),
-}
-for name, method in methods.items():
-    print(f"{name:>10}: {method!r}")
-
-# sphinx_gallery_start_ignore
-# "This page runs seven of them on the same images and the same layer"
-assert len(methods) == 7
-assert all("target_layer='relu3'" in repr(method) for method in methods.values())
-# sphinx_gallery_end_ignore
-
-# %%
-# Seven maps for the same images
-# ------------------------------
-#
-# A fixed subset of the test set: the first 48 images. Every method explains
-# the predicted class (Eigen-CAM has no class).
-
-test = ht.make_shapes(48, split="test", seed=0)
-images = test.images
-maps = {name: method(images) for name, method in methods.items()}
-print("images:", tuple(images.shape))
-print("maps per method:", tuple(maps["Grad-CAM"].shape))
-print("hooks left on the model:", ht.count_hooks(model).total)
-
-# sphinx_gallery_start_ignore
-# "A fixed subset of the test set: the first 48 images"; one map per image and method
-assert images.shape == (48, 3, 64, 64)
-assert all(m.shape == (48, 64, 64) for m in maps.values())
-assert ht.count_hooks(model).total == 0
-# sphinx_gallery_end_ignore
-
-# %%
-# The first four images with the seven maps, drawn with
-# :obj:`hooks_tutorial.plot_cams` as on the previous page; the row labels
-# give the predicted class.
-
-with torch.no_grad():
-    predicted = model(images).argmax(dim=1)
-rows = torch.arange(4)
-ht.plot_cams(
-    images[rows],
-    {name: m[rows] for name, m in maps.items()},
-    labels=[test.classes[int(predicted[i])] for i in rows],
-    panel_size=1.2,
-    max_columns=4,
-)
-plt.show()
-
-# %%
 # What max pooling does to the gradients
 # --------------------------------------
 #

@@ -23,14 +23,14 @@ machine's CPU and prints what each of them saw.
 .. rubric:: What you will learn
    :heading-level: 2
 
-- how to start two processes that train together on one CPU (gloo backend),
-  and how to end them cleanly;
-- that module hooks fire in every process, and that a tensor hook on a
-  parameter sees the local gradient, before the gradients are averaged;
 - how ``register_comm_hook`` replaces DDP's all-reduce, with a built-in hook
   (``fp16_compress_hook``) and with your own hook that logs the buckets;
+- that a tensor hook on a parameter sees the local gradient, before the
+  gradients are averaged, and that module hooks fire in every process;
 - which hooks FSDP2's ``fully_shard`` registers, and what the parameters look
-  like before and after them.
+  like before and after them;
+- how to start two processes that train together on one CPU (gloo backend),
+  and how to end them cleanly.
 
 **Prerequisites**: :doc:`/auto_examples/02_module_hooks/plot_06_forward_pre_hooks`
 and :doc:`/auto_examples/03_tensor_hooks/plot_11_parameter_hooks`.
@@ -52,15 +52,12 @@ which starts the processes. Keep the four files in one folder.
 # Two processes on one machine
 # ----------------------------
 #
-# Each process (a *rank*) runs ``_ddp_worker.py`` with its rank, the number of
-# ranks, a free TCP port on ``127.0.0.1`` where the ranks meet, and the path
-# of a file for its report. ``run_ranks`` from ``_launch.py`` starts them and
-# returns what each one wrote there, a JSON report (a file, not the standard
-# output, where libraries print messages of their own: gloo does in torch
-# 2.9); this page prints the reports in rank order, so the output is the same
-# on every run. A deadline bounds the run: a rank still running after it, or
-# after another rank failed, is killed, and ``run_ranks`` raises an error
-# (with the messages of the rank that failed).
+# Each process (a *rank*) runs ``_ddp_worker.py``; the ranks meet on a free
+# port of ``127.0.0.1``. ``run_ranks`` from ``_launch.py`` starts them and
+# returns the report each one wrote to a file; this page prints the reports
+# in rank order, so the output is the same on every run. A deadline bounds
+# the run: a rank still running after it, or after another rank failed, is
+# killed, and ``run_ranks`` raises an error.
 
 import torch
 from _launch import run_ranks
@@ -85,8 +82,9 @@ assert len(reports) == 2
 assert all(process.poll() is not None for process in processes)
 values = [report["values"] for report in reports]  # what each rank's sections returned
 # "A deadline bounds the run: a rank still running after it, or after another rank
-# failed, is killed, and run_ranks raises an error (with the messages of the rank that
-# failed)": checked with tiny scripts that import nothing heavy
+# failed, is killed, and run_ranks raises an error" (with the messages of the rank that
+# failed); "the report each one wrote to a file": checked with tiny scripts that import
+# nothing heavy
 import tempfile
 from pathlib import Path
 
@@ -294,16 +292,20 @@ assert torch_version in {"2.9", "2.14"}, torch.__version__
 # sphinx_gallery_end_ignore
 
 # %%
-# In the first step DDP used one bucket for all 212 values. That is how DDP
-# lays out the first step when ``find_unused_parameters`` keeps its default,
-# ``False`` (in torch 2.9 as in torch 2.14): it does not know yet in which
-# order the gradients become ready, so it gives the first layout no size limit
-# at all. During that step it records the order, and from the second step on
-# it uses buckets in that order (last layer first), each closed as soon as it
-# holds 314 bytes or more (our ``bucket_cap_mb=0.0003``): two buckets, of 84
-# and 128 values, that is 336 and 512 bytes. Every rank logged the same
-# buckets, and the gradients agree. Other settings lay out the first step
-# differently (exercise 4).
+# Every rank logged the same buckets, and the gradients agree. In the first
+# step DDP used one bucket for all 212 values, from the second step on two,
+# of 84 and 128 values.
+#
+# .. dropdown:: Why the buckets change after the first step
+#
+#    That is how DDP lays out the first step when ``find_unused_parameters``
+#    keeps its default, ``False`` (in torch 2.9 as in torch 2.14): it does not
+#    know yet in which order the gradients become ready, so it gives the first
+#    layout no size limit at all. During that step it records the order, and
+#    from the second step on it uses buckets in that order (last layer first),
+#    each closed as soon as it holds 314 bytes or more (our
+#    ``bucket_cap_mb=0.0003``): 84 and 128 values are 336 and 512 bytes. Other
+#    settings lay out the first step differently (exercise 4).
 #
 # FSDP2: parameters gathered in a pre-hook, freed in a hook
 # ---------------------------------------------------------
@@ -354,27 +356,32 @@ for s in (v["fsdp2_hooks"] for v in values):
 # A clean exit
 # ------------
 #
-# ``destroy_process_group()`` removes the process group from
-# ``torch.distributed``, but the group, with its gloo threads, lives on as
-# long as some object still refers to it: a DDP model or an FSDP state caught
-# in a reference cycle (until the garbage collector frees it), or FSDP's
-# ``DeviceMesh``. DTensor's caches keep that mesh until the process ends (in
-# torch 2.9 as in torch 2.14; each rank counts the meshes still alive after
-# the sections, below), and in torch 2.14 the mesh holds the process group,
-# which is why ``fsdp2_hooks`` ends with ``release_groups`` (torch 2.9's mesh
-# holds none: there it releases nothing). A process that exits while the
-# group's threads still run can abort after it has written its report: a gloo
-# thread that frees a finished collective must take Python's GIL, and a Python
-# that is shutting down ends such a thread, which kills the process
-# ("terminate called without an active exception"). So the worker collects the
-# garbage before it destroys the group, and checks with a weak reference that
-# the group is gone:
-#
-# .. literalinclude:: /../examples/06_pytorch_uses_hooks/_ddp_worker.py
-#    :pyobject: release_groups
+# A rank ends by destroying its process group. If some object still holds
+# the group, its gloo threads live on, and a process that exits while they
+# run can crash. So the worker collects the garbage before it destroys the
+# group, and checks with a weak reference that the group is gone:
 #
 # .. literalinclude:: /../examples/06_pytorch_uses_hooks/_ddp_worker.py
 #    :pyobject: tear_down
+#
+# .. dropdown:: What holds the group, and why exiting with its threads crashes
+#
+#    ``destroy_process_group()`` removes the process group from
+#    ``torch.distributed``, but the group lives on as long as some object
+#    still refers to it: a DDP model or an FSDP state caught in a reference
+#    cycle (until the garbage collector frees it), or FSDP's ``DeviceMesh``.
+#    DTensor's caches keep that mesh until the process ends (in torch 2.9 as
+#    in torch 2.14; each rank counts the meshes still alive after the
+#    sections, below), and in torch 2.14 the mesh holds the process group,
+#    which is why ``fsdp2_hooks`` ends with ``release_groups`` (torch 2.9's
+#    mesh holds none: there it releases nothing). A gloo thread that frees a
+#    finished collective must take Python's GIL, and a Python that is
+#    shutting down ends such a thread, which kills the process ("terminate
+#    called without an active exception"), even after it has written its
+#    report.
+#
+#    .. literalinclude:: /../examples/06_pytorch_uses_hooks/_ddp_worker.py
+#       :pyobject: release_groups
 
 show("tear_down")
 
@@ -399,20 +406,20 @@ assert registry == (torch_version == "2.14"), (torch.__version__, registry)
 # Summary
 # -------
 #
+# - ``register_comm_hook`` replaces DDP's all-reduce of each bucket: with a
+#   built-in hook (``fp16_compress_hook``) or with your own function.
+# - Module hooks and tensor hooks fire on every rank; a tensor hook on a
+#   parameter sees the local gradient, before DDP averages it.
+# - FSDP2 gathers a module's parameters in a forward pre-hook and frees them
+#   in a forward hook; outside these two hooks each rank holds only its
+#   shard.
+# - With ``find_unused_parameters=False``, DDP rebuilds its buckets after the
+#   first step that communicates, in the order the gradients became ready.
 # - Distributed training on one CPU: start one process per rank, meet on a
 #   free ``127.0.0.1`` port with the gloo backend, and always stop the
 #   processes (a deadline and ``kill``).
 # - End each rank cleanly: drop what holds the process group (collect the
 #   garbage, release FSDP's mesh), then ``destroy_process_group()``.
-# - Module hooks and tensor hooks fire on every rank; a tensor hook on a
-#   parameter sees the local gradient, before DDP averages it.
-# - ``register_comm_hook`` replaces DDP's all-reduce of each bucket: with a
-#   built-in hook (``fp16_compress_hook``) or with your own function.
-# - With ``find_unused_parameters=False``, DDP rebuilds its buckets after the
-#   first step that communicates, in the order the gradients became ready.
-# - FSDP2 gathers a module's parameters in a forward pre-hook and frees them
-#   in a forward hook; outside these two hooks each rank holds only its
-#   shard.
 #
 # Exercises
 # ---------

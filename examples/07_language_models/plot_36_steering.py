@@ -234,10 +234,37 @@ assert flips == [0, 1, 1], flips
 # sphinx_gallery_end_ignore
 
 # %%
-# Block 0's direction does nothing: the two sets do not differ there yet.
-# Block 1 is the first block after which the direction works, so we steer
-# there from now on. The prompts tested are the held-out ones, whose answer
-# is John.
+# Block 0's direction does nothing. Is it only too short? Scaled to the
+# length of block 1's direction, or far beyond, it still flips nothing:
+
+to_block_1 = directions[1].norm() / directions[0].norm()
+print(f"|direction after block 1| / |direction after block 0| = {to_block_1:.0f}")
+block_0_flips = {}
+for scale in [to_block_1.item(), 200.0]:
+    said = answers(test_to_john, model.blocks[0], add_at_last_position(directions[0], scale))
+    block_0_flips[scale] = int((said == MARY).sum())
+    print(f"steer after block 0 with alpha {scale:.0f}: Mary in {block_0_flips[scale]} of 64")
+
+# sphinx_gallery_start_ignore
+# "Scaled to the length of block 1's direction, or far beyond, it still flips nothing":
+# exact counts, no tolerance needed (an answer is a token); the ratio itself is printed,
+# only its size is claimed ("far beyond": 200 is well above it on every run, 75 so far)
+assert 20 < to_block_1 < 150, to_block_1
+assert all(count == 0 for count in block_0_flips.values()), block_0_flips
+# "the answers stay John": the push changes no answer at all
+for scale in block_0_flips:
+    said = answers(test_to_john, model.blocks[0], add_at_last_position(directions[0], scale))
+    assert (said == JOHN).all(), (scale, said)
+# sphinx_gallery_end_ignore
+
+# %%
+# Every answer stays John. The direction was not too short: it points
+# nowhere the later blocks read the answer from. After block 0 the last
+# position has not yet taken in which name is the subject (block 1 brings
+# it there, as above), and scaling up what little differs does not put it
+# there. Block 1 is the first block after which the direction works, so we
+# steer there from now on. The prompts tested are the held-out ones, whose
+# answer is John.
 #
 # How the answers change with the strength
 # ----------------------------------------
@@ -619,6 +646,9 @@ assert (answers(alice_bob) == bob).all()
 assert (answers(alice_bob, block, add_at_last_position(direction, 1.0)) == MARY).all()
 # "the direction ranks Sam first among the sixteen names, Mary second and John last"
 assert (ranked[0], ranked[1], ranked[-1]) == ("Sam", "Mary", "John"), ranked
+# "The two sets differ only in the subject": each pair differs in one token, at S
+assert ((to_mary != to_john).sum(1) == 1).all()
+assert (to_mary != to_john)[:, lm.POSITIONS["S"]].all()
 assert len(ranked) == 16
 # "from alpha 7.5 the push outweighs the rest ... and the model says ... Sam"
 for alpha in [7.5, 8.0, 10.0]:
@@ -655,9 +685,11 @@ assert reading[MARY] > 0
 # the final LayerNorm and the unembedding alone, the direction ranks Sam
 # first among the sixteen names, Mary second and John last. That is where it breaks: from ``alpha`` 7.5 the push
 # outweighs the rest of the residual, and the model says the name the
-# direction alone says, Sam. A difference of means carries everything that
-# differs on average between the two sets, not only the contrast we meant;
-# what else it carries shows only when it is pushed hard.
+# direction alone says, Sam. The two sets differ only in the subject, so the
+# difference of means carries what changing the subject changes at the last
+# position. That is more than the contrast we meant, "Mary rather than John":
+# read alone, it also favours Sam, and what else it carries shows only when
+# it is pushed hard.
 #
 # What a tiny model can and cannot tell
 # -------------------------------------
