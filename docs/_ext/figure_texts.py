@@ -10,10 +10,11 @@ the page again:
   ``<image>.texts.json``, the texts it drew that have a word (two or more ASCII
   letters, as for code comments: ``0.5`` or ``x`` read the same in Chinese).
 - In the pages listed in ``figure_text_pages`` (docs/conf.py), the transform
-  :class:`MarkFigureTexts` puts a :class:`figure_texts` node (Sphinx's
-  ``addnodes.translatable``) after each figure: the gettext builder extracts its
-  texts into the page's catalog (``nox -s translations``), and Sphinx's
-  ``Locale`` transform hands it their translations.
+  :class:`MarkFigureTexts` puts :class:`figure_texts` nodes (Sphinx's
+  ``addnodes.translatable``, one per text) after each figure: the gettext
+  builder extracts their texts into the page's catalog (``nox -s
+  translations``), and Sphinx's ``Locale`` transform hands them their
+  translations.
 - :class:`ApplyFigureTexts` (zh_CN, after ``Locale``) loads the pickled figure,
   replaces each text by its translation, draws it with Noto Sans CJK SC (from
   the ``mplfonts`` package of the docs dependency group; DejaVu Sans first, so
@@ -236,10 +237,15 @@ class MarkFigureTexts(SphinxTransform):
             texts = json.loads(recorded.read_text(encoding="utf-8"))
             if not texts:
                 continue
-            node = figure_texts(texts=texts, image=str(image))
-            node.source, node.line = self.document["source"], figure.line or 1
+            # One node per text: Sphinx's Locale transform keeps one "translated" flag per
+            # node, and a text kept as itself (msgstr = msgid) sets it, so in a shared node
+            # the figure's other translations would be passed over.
             parent = figure.parent
-            parent.insert(parent.index(figure) + 1, node)
+            at = parent.index(figure) + 1
+            for offset, text in enumerate(texts):
+                node = figure_texts(texts=[text], image=str(image))
+                node.source, node.line = self.document["source"], figure.line or 1
+                parent.insert(at + offset, node)
 
 
 class ApplyFigureTexts(SphinxTransform):
@@ -262,7 +268,14 @@ class ApplyFigureTexts(SphinxTransform):
                 type="figure_texts",
             )
             return
+        by_image: dict[str, list[figure_texts]] = {}
         for node in found:
+            by_image.setdefault(node["image"], []).append(node)
+        for texts in by_image.values():
+            node = texts[0]  # the first after the figure
+            translations: dict[str, str] = {}
+            for part in texts:
+                translations.update(part.get("translations", {}))
             image = Path(node["image"])
             pickled = image.with_name(image.name + PICKLE)
             if not pickled.is_file():
@@ -273,7 +286,7 @@ class ApplyFigureTexts(SphinxTransform):
                     type="figure_texts",
                 )
                 continue
-            missing, problems = render(pickled, image, node.get("translations", {}).get, family)
+            missing, problems = render(pickled, image, translations.get, family)
             kept = self._kept() if missing else set()
             for text in (t for t in missing if t not in kept):
                 logger.warning(
