@@ -110,7 +110,24 @@ ht.plot_cams(
 )
 plt.show()
 
+# sphinx_gallery_start_ignore
+# "Layer-CAM and HiResCAM are the tightest, Grad-CAM++ and Score-CAM the widest": the
+# share of pixels lit, over the 48 images, at two thresholds (above 0 and above 0.2, each
+# map scaled to [0, 1]); the order holds at both (at 0.2 so far: 0.07 and
+# 0.08, then 0.12 to 0.17, then 0.28 and 0.39)
+for threshold in (0.0, 0.2):
+    lit = {name: (m > threshold).float().mean().item() for name, m in maps.items()}
+    tight, wide = ("Layer-CAM", "HiResCAM"), ("Grad-CAM++", "Score-CAM")
+    middle = [lit[name] for name in lit if name not in tight + wide]
+    assert max(lit[name] for name in tight) < min(middle), (threshold, lit)
+    assert min(lit[name] for name in wide) > max(middle), (threshold, lit)
+# sphinx_gallery_end_ignore
+
 # %%
+# The maps differ in how far they spread: Layer-CAM and HiResCAM are the
+# tightest, Grad-CAM++ and Score-CAM the widest. The formulas below, and
+# what max pooling does to the gradients, say why.
+#
 # The methods
 # -----------
 #

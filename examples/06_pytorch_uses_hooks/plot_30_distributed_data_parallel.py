@@ -189,10 +189,13 @@ assert all(s["mean"] and s["same"] for s in seen)
 # ------------------------------------------
 #
 # DDP groups gradients into *buckets* and, as soon as every gradient of a
-# bucket is ready, averages the bucket across ranks with an all-reduce. ``ddp_model.register_comm_hook(state,
-# hook)`` replaces that step: ``hook(state, bucket)`` receives the bucket and
-# returns a ``Future`` of the averaged tensor. PyTorch ships a few, such as
-# ``fp16_compress_hook``, which halves the traffic by sending float16.
+# bucket is ready, averages the bucket across ranks with an all-reduce.
+# ``ddp_model.register_comm_hook(state, hook)`` replaces that step:
+# ``hook(state, bucket)`` receives the bucket, a ``GradBucket`` whose
+# ``buffer()`` holds its gradients in one flat tensor, and must return a
+# ``Future`` of the averaged tensor (returning the tensor itself is an
+# error). PyTorch ships a few such hooks, such as ``fp16_compress_hook``,
+# which halves the traffic by sending float16.
 #
 # .. literalinclude:: /../examples/06_pytorch_uses_hooks/_ddp_worker.py
 #    :pyobject: builtin_comm_hook
@@ -273,6 +276,21 @@ for find_unused_parameters in (False, True):
 
     ddp_model.register_comm_hook(state=None, hook=keep)
     ddp_model(torch.randn(1, 2600)).sum().backward()
+
+
+def not_a_future(state, bucket):
+    found["bucket"] = type(bucket).__name__
+    return bucket.buffer()
+
+
+model = nn.Linear(2, 1)
+ddp_model = DDP(model)
+ddp_model.register_comm_hook(state=None, hook=not_a_future)
+try:
+    ddp_model(torch.randn(1, 2)).sum().backward()
+    found["tensor returned"] = "no error"
+except RuntimeError:
+    found["tensor returned"] = "RuntimeError"
 del model, ddp_model
 gc.collect()
 dist.destroy_process_group()
@@ -285,6 +303,10 @@ total = 2600 * 2600 + 2600 + 2600 + 1
 assert total * 4 > 25 * 2**20 > 2**20 > 314
 assert first_layouts["False"] == [total], first_layouts
 assert first_layouts["True"] == [1, 2600, 2600, 2600 * 2600], first_layouts  # one per parameter
+# "receives the bucket, a GradBucket ... and must return a Future ... (returning the tensor
+# itself is an error)": checked in the same script, in torch 2.9.1 and 2.14.1
+assert first_layouts["bucket"] == "GradBucket", first_layouts
+assert first_layouts["tensor returned"] == "RuntimeError", first_layouts
 # "(in torch 2.9 as in torch 2.14)": these checks passed on torch 2.9.1 and 2.14.1; with
 # another torch, run the page and name its version in the prose (both languages)
 torch_version = ".".join(torch.__version__.split(".")[:2])

@@ -234,8 +234,9 @@ assert flips == [0, 1, 1], flips
 # sphinx_gallery_end_ignore
 
 # %%
-# Block 0's direction does nothing. Is it only too short? Scaled to the
-# length of block 1's direction, or far beyond, it still flips nothing:
+# At ``alpha`` 1, block 0's direction does nothing. Is it only too short?
+# Scaled to the length of block 1's direction, or far beyond, it still
+# turns no answer into Mary:
 
 to_block_1 = directions[1].norm() / directions[0].norm()
 print(f"|direction after block 1| / |direction after block 0| = {to_block_1:.0f}")
@@ -246,25 +247,62 @@ for scale in [to_block_1.item(), 200.0]:
     print(f"steer after block 0 with alpha {scale:.0f}: Mary in {block_0_flips[scale]} of 64")
 
 # sphinx_gallery_start_ignore
-# "Scaled to the length of block 1's direction, or far beyond, it still flips nothing":
-# exact counts, no tolerance needed (an answer is a token); the ratio itself is printed,
-# only its size is claimed ("far beyond": 200 is well above it on every run, 75 so far)
+# "Scaled to the length of block 1's direction, or far beyond, it still turns no answer
+# into Mary": exact counts, no tolerance needed (an answer is a token); the ratio itself is
+# printed, only its size is claimed ("far beyond": 200 is well above it, 75 so far)
 assert 20 < to_block_1 < 150, to_block_1
 assert all(count == 0 for count in block_0_flips.values()), block_0_flips
-# "the answers stay John": the push changes no answer at all
-for scale in block_0_flips:
-    said = answers(test_to_john, model.blocks[0], add_at_last_position(directions[0], scale))
-    assert (said == JOHN).all(), (scale, said)
 # sphinx_gallery_end_ignore
 
 # %%
-# Every answer stays John. The direction was not too short: it points
-# nowhere the later blocks read the answer from. After block 0 the last
-# position has not yet taken in which name is the subject (block 1 brings
-# it there, as above), and scaling up what little differs does not put it
-# there. Block 1 is the first block after which the direction works, so we
-# steer there from now on. The prompts tested are the held-out ones, whose
-# answer is John.
+# But these prompts answer John already, so a push towards John would not
+# show. The same push on the held-out prompts whose answer is Mary:
+
+test_to_mary = name_prompts("Mary", "John", "John", test_places)  # answer: Mary
+block_0_johns = {}
+for scale in [to_block_1.item(), 200.0]:
+    said = answers(test_to_mary, model.blocks[0], add_at_last_position(directions[0], scale))
+    block_0_johns[scale] = int((said == JOHN).sum())
+    print(f"answer-Mary prompts, block 0, alpha {scale:.0f}: John in {block_0_johns[scale]} of 64")
+
+# sphinx_gallery_start_ignore
+# "every answer becomes John": exact counts (tokens); without the push they are all Mary
+assert (answers(test_to_mary) == MARY).all()
+assert all(count == 64 for count in block_0_johns.values()), block_0_johns
+# and on the answer-John prompts, the push does act: it widens John's lead over Mary
+with torch.no_grad():
+    logits = model(test_to_john)[:, -1]
+    with model.blocks[0].register_forward_hook(
+        add_at_last_position(directions[0], to_block_1.item())
+    ):
+        pushed_logits = model(test_to_john)[:, -1]
+lead = (logits[:, JOHN] - logits[:, MARY]).mean()
+pushed_lead = (pushed_logits[:, JOHN] - pushed_logits[:, MARY]).mean()
+assert pushed_lead > lead + 0.5, (lead, pushed_lead)  # 6.20 -> 7.95 so far
+# "read on its own by the logit lens": the final LayerNorm and the unembedding, as at the
+# end of the page
+with torch.no_grad():
+    block_0_lens = model.unembed(model.ln_final(directions[0] * to_block_1))[NAME_IDS]
+# "ranks John first among the sixteen names and Mary last"
+assert NAME_IDS[block_0_lens.argmax()] == JOHN, lm.VOCAB[NAME_IDS[block_0_lens.argmax()]]
+assert NAME_IDS[block_0_lens.argmin()] == MARY, lm.VOCAB[NAME_IDS[block_0_lens.argmin()]]
+# "read the same way, it ranks John last": checked where the page shows it (ranked[-1])
+# sphinx_gallery_end_ignore
+
+# %%
+# Every answer becomes John. Block 0's direction is not too short: it
+# points the other way, towards John, the subject of set 1. After block 0
+# the last position holds only a faint trace of the subject's own name:
+# read on its own by the logit lens (:doc:`plot_33_logit_lens`), the
+# direction ranks John first among the sixteen names and Mary last, and
+# made large, it makes the model say John. Block 1 brings the subject to
+# the last position, with the head that
+# :doc:`plot_34_attention_and_ablation` and
+# :doc:`plot_35_activation_patching` found, and after it the difference
+# says Mary rather than John: read the same way, it ranks John last (see
+# the end of this page). Block 1 is the first block after which the
+# direction works, so we steer there from now on. The prompts tested are
+# the held-out ones, whose answer is John.
 #
 # How the answers change with the strength
 # ----------------------------------------
