@@ -108,14 +108,16 @@ def translate_figure(
     from matplotlib.text import Text  # noqa: PLC0415
 
     missing: list[str] = []
+    done: set[str] = set()  # translations already set: tick labels are seen twice
 
     def new(text: str) -> str:
-        if not has_words(text):
+        if not has_words(text) or text in done:
             return text
         found = lookup(text)
         if not found or found == text:
             missing.append(text)
             return text
+        done.add(found)
         return found
 
     figure.canvas.draw()  # the formatters write the tick labels

@@ -60,6 +60,24 @@ def test_every_word_is_translated_and_drawn_with_the_cjk_fallback() -> None:
         plt.close(figure)
 
 
+def test_a_tick_label_whose_translation_keeps_a_latin_word_is_not_reported() -> None:
+    # tick labels are translated, then met again among the figure's texts:
+    # "Grad-CAM 热力图" must not be looked up a second time
+    family = cjk_family()
+    assert family is not None
+    figure, axes = plt.subplots(figsize=(4, 3))
+    axes.set_xticks([1, 2], labels=["Grad-CAM", "circle"])
+    try:
+        missing = translate_figure(
+            figure, {"Grad-CAM": "Grad-CAM 热力图", "circle": "圆形"}.get, [LATIN, family]
+        )
+        figure.canvas.draw()
+        assert missing == []
+        assert [t.get_text() for t in axes.get_xticklabels()] == ["Grad-CAM 热力图", "圆形"]
+    finally:
+        plt.close(figure)
+
+
 def test_a_word_without_translation_is_reported() -> None:
     figure = _figure()
     try:
