@@ -952,11 +952,16 @@ def put_head(head, values):
 
 def run_with_heads(prompts, heads, source):
     """Last-position logits of a run whose (block, head) outputs in ``heads`` come from source."""
-    with ht.HookGroup() as hooks:
-        for block, head in heads:
-            hooks.forward_pre(model.blocks[block].attn.out, put_head(head, source[block]))
+    handles = [
+        model.blocks[block].attn.out.register_forward_pre_hook(put_head(head, source[block]))
+        for block, head in heads
+    ]
+    try:
         with torch.no_grad():
             return model(prompts)[:, -1]
+    finally:
+        for handle in handles:
+            handle.remove()
 
 
 def answer_and_subject(last):
