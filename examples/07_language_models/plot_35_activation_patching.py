@@ -36,7 +36,8 @@ that records an activation and one that replaces it.
 - how a forward pre-hook on ``attn.out`` patches one attention head, and how
   the result agrees with head ablation;
 - the two directions of patching, denoising and noising, and why they can
-  disagree.
+  disagree;
+- why patching sees only what the chosen pair of prompts varies.
 
 **Prerequisites**: :doc:`/auto_examples/02_module_hooks/plot_05_forward_hooks`,
 :doc:`/auto_examples/02_module_hooks/plot_06_forward_pre_hooks`,
@@ -121,11 +122,14 @@ assert abs(clean_diff + corrupted_diff) < 0.5, (clean_diff, corrupted_diff)
 # as *causal tracing*, to find where GPT models store facts; Wang et al. (2022)
 # used it to map the circuit of this task (indirect-object identification)
 # in GPT-2 small; Heimersheim & Nanda (2024), "How to use and interpret
-# activation patching", is the practical guide this page follows. Their
-# advice on the corrupted prompt: change as little as possible and stay on
-# the data the model knows (here, one name for another), rather than adding
-# Gaussian noise to the embeddings as causal tracing did, which takes the
-# model to inputs it never saw.
+# activation patching", is the practical guide this page follows. Zhang &
+# Nanda (2023), "Towards Best Practices of Activation Patching in Language
+# Models", compared the choices patching makes, and two of their pieces of
+# advice shape this page. Change as little as possible and stay on the data
+# the model knows (here, one name for another), rather than adding Gaussian
+# noise to the embeddings as causal tracing did, which takes the model to
+# inputs it never saw. And measure a logit difference, not a probability
+# (the last section says why).
 #
 # Record the clean residual stream
 # --------------------------------
@@ -202,11 +206,11 @@ assert distances["block 0"][14] < 0.05 * distances["block 1"][14], distances
 # -------------------------------
 #
 # A forward hook that returns a tensor replaces the module's output (page
-# 5). The patching hook copies the corrupted output, puts the clean value in
+# 6). The patching hook copies the corrupted output, puts the clean value in
 # at one position, and returns the copy; the blocks after it then compute
 # from the patched stream. The embeddings are the *input* of ``blocks[0]``,
 # so they are patched by a forward pre-hook that returns new arguments
-# (page 6).
+# (page 6 too).
 
 
 def patch_position(layer, position, source):
@@ -358,11 +362,14 @@ plt.show()
 # Only four cells light up, and they draw a path. In the embeddings and
 # after block 0, the whole difference sits at position 10, the subject's own
 # position: patching the clean subject there gives back the clean answer.
-# After blocks 1 and 2 it sits at position 14, the last one, where the
-# answer is read. Somewhere inside block 1 the subject's identity moved from
-# position 10 to position 14. Only attention moves information between
-# positions (the LayerNorms and the MLP act on each position alone), so the
-# mover is an attention head of block 1.
+# The embedding cell is a sanity check rather than a finding: the two inputs
+# differ only there, so patching it turns the corrupted run into the clean
+# run, and it must restore 1.00. After blocks 1 and 2 the difference sits at
+# position 14, the last one, where the answer is read. Somewhere inside
+# block 1 the subject's identity moved from position 10 to position 14.
+# Only attention moves information between positions (the LayerNorms and
+# the MLP act on each position alone), so the mover is an attention head of
+# block 1.
 #
 # The other cells say as much. After block 1, position 10 still differs
 # between the runs (the distances printed above), yet patching it restores
@@ -379,6 +386,19 @@ for name, p in zip(layer_names, np.nonzero(restored > 0.5)[1], strict=True):
 
 # sphinx_gallery_start_ignore
 assert restored[1, 10] > 1, restored[1, 10]  # "a little above 1"
+# "The embedding cell is a sanity check ...: patching it turns the corrupted run into the
+# clean run": the patched input is the clean input, token for token (exact), so its share is
+# 1 up to float rounding (the batched run sums in another order than the clean one: 1e-3)
+seen = {}
+with (
+    patch_position("embed", 10, clean_resid),
+    model.blocks[0].register_forward_pre_hook(lambda m, args: seen.update(x=args[0])),
+    torch.no_grad(),
+):
+    model(corrupted.prompts)
+assert torch.equal(seen["x"], clean_resid["embed"])
+assert not ht.count_hooks(model)
+assert abs(restored[0, 10] - 1) < 1e-3, restored[0, 10]
 # "After block 1, position 10 still differs between the runs ..., yet patching it
 # restores nothing"
 for i, name in [(2, "block 1"), (3, "block 2")]:
@@ -497,11 +517,11 @@ fig.suptitle("Patching one attention head's output\ninto the corrupted run")
 plt.show()
 
 # %%
-# One head carries the whole difference: block 1, head 3 (head 1.3 for
-# short, as on page 34). Patching its output at the last position alone
-# restores as much as patching it at every position, so what matters is
-# what it writes at the end. Every other head, patched alone, restores
-# almost nothing. Where does it read from? A forward hook on
+# One head carries the whole difference between these two prompts: block 1,
+# head 3 (head 1.3 for short, as on page 34). Patching its output at the
+# last position alone restores as much as patching it at every position, so
+# what matters is what it writes at the end. Every other head, patched
+# alone, restores almost nothing. Where does it read from? A forward hook on
 # ``attn.softmax`` (page 34) records its attention pattern: from the last
 # position it looks mostly at position 10, the subject.
 
@@ -525,13 +545,23 @@ assert looks[10] > 0.5, looks
 # sphinx_gallery_end_ignore
 
 # %%
-# The path is complete: the subject's name stays at position 10 through
-# block 0; in block 1, head 3 reads it from the last position and writes it
-# there (the weight printed is an average: exercise 2 looks sentence by
-# sentence); from then on the difference lives at the end. This matches the
-# IOI study's picture in GPT-2 small, where *S-inhibition* heads move
-# information about the subject to the end, where it keeps later heads from
-# copying that name, although there it takes many heads in several layers.
+# So the path of the subject's difference is complete: the subject's name
+# stays at position 10 through block 0; in block 1, head 3 reads it from the
+# last position and writes there which name to rule out; from then on the
+# difference lives at the end. The weight printed is an average: in some
+# sentences the head looks at the answer's name instead, and then it copies
+# that name to the end (page 34, "Attention patterns and head ablation",
+# measures both behaviours; exercise 2 meets them). In the IOI study of GPT-2
+# small these are two kinds of heads, many of each: *S-inhibition* heads move
+# information about the subject to the end, where it keeps the *name mover*
+# heads from copying that name. Here one head does both.
+#
+# This is the path of what the two prompts vary, the subject, and not the
+# whole circuit. Block 0's heads 1, 2 and 3 bring both names to the end, and
+# page 34 shows that the model needs them (together, not alone); but they
+# read the two names, which this pair leaves alone, so what they write at
+# the end is almost the same in both runs and patching them restores
+# nothing. A later section changes the names to see them.
 #
 # The same head as page 34's ablation
 # -----------------------------------
@@ -539,6 +569,18 @@ assert looks[10] > 0.5, looks
 # Page 34 zero-ablated every head and found one the task cannot lose. Here
 # is the same measurement on this page's sentences, in a few lines: the
 # pre-hook puts zeros in the head's columns of the clean run.
+
+# sphinx_gallery_start_ignore
+# "what they write at the end is almost the same in both runs and patching them restores
+# nothing": block 0's heads 1-3 at the last position differ by a few hundredths between
+# the runs (0.03 to 0.08 so far, for outputs of size 1.8 to 2.2), and restore at most NEAR
+corrupted_heads = record_heads(corrupted.prompts)
+for h in (1, 2, 3):
+    clean_out = clean_heads[0][:, -1, head_columns[h]]
+    gap = (clean_out - corrupted_heads[0][:, -1, head_columns[h]]).norm(dim=-1).mean()
+    assert gap < 0.1 * clean_out.norm(dim=-1).mean(), (h, gap)
+    assert abs(head_restored["at every position"][0, h]) <= NEAR, head_restored
+# sphinx_gallery_end_ignore
 
 
 def zero_each_head(block):
@@ -614,7 +656,7 @@ for (b, h), barely in [(second, True), ((1, 3), False)]:
 
 # %%
 # So ablation's list of heads that matter and patching's list can differ;
-# here they agree on the head that carries the answer.
+# here they agree on head 1.3.
 #
 # Denoising and noising
 # ---------------------
@@ -694,6 +736,66 @@ assert not ht.count_hooks(model)
 # average they give the same map. The agreement therefore says nothing about
 # the mechanism; the values do. Each lit cell is about 1 in both maps, so it
 # is sufficient and necessary: the path is a single chain.
+#
+# Head by head, in both directions: denoising puts a clean head's output
+# (every position) into the corrupted run, noising puts a corrupted head's
+# output into the clean run.
+
+
+def heads_denoised(low_prompts, low_diff):
+    """Per head, every position: share restored by its clean output in the low run."""
+    return np.array(
+        [
+            [
+                (diff - low_diff) / (clean_diff - low_diff)
+                for diff in diffs_per_copy(
+                    low_prompts, 4, patch_each_head(b, clean_heads, slice(None))
+                )
+            ]
+            for b in range(3)
+        ]
+    )
+
+
+def heads_noised(low_heads, low_diff):
+    """Per head, every position: share lost by putting its low-run output into the clean run."""
+    return np.array(
+        [
+            [
+                (clean_diff - diff) / (clean_diff - low_diff)
+                for diff in diffs_per_copy(
+                    clean.prompts, 4, patch_each_head(b, low_heads, slice(None))
+                )
+            ]
+            for b in range(3)
+        ]
+    )
+
+
+def print_heads(restored_by_head, lost_by_head):
+    print("one head at every position: share restored (denoising) / lost (noising)")
+    print(" " * 7 + "".join(f"    {f'head {h}':^11}" for h in range(4)))
+    for b in range(3):
+        pairs = zip(restored_by_head[b], lost_by_head[b], strict=True)
+        print(f"block {b}" + "".join(f"{r:8.2f} /{lost:5.2f}" for r, lost in pairs))
+
+
+head_noised = heads_noised(corrupted_heads, corrupted_diff)
+print_heads(head_restored["at every position"], head_noised)
+print("hooks left:", ht.count_hooks(model))
+
+# sphinx_gallery_start_ignore
+# "noising head 1.3 loses the whole difference, and noising any other head almost nothing"
+# (1.01 and at most 0.02 so far)
+assert abs(head_noised[1, 3] - 1) <= NEAR, head_noised
+assert np.abs(np.delete(head_noised.flatten(), 1 * 4 + 3)).max() <= NEAR, head_noised
+assert not ht.count_hooks(model)
+# sphinx_gallery_end_ignore
+
+# %%
+# Noising head 1.3 loses the whole difference, and noising any other head
+# almost nothing: for this pair, head 1.3 is sufficient and necessary, and
+# the other heads are neither.
 #
 # Heimersheim & Nanda (2024) show why the two directions can disagree in
 # general. If the model needs two parts together (an AND), noising either
@@ -792,17 +894,163 @@ assert not ht.count_hooks(and_toy)
 # needed; when a claim matters, run both, and patch groups of parts as well
 # as single ones.
 #
+# Patching sees only what the pair varies
+# ---------------------------------------
+#
+# This page's pair changes the subject and nothing else, so its maps show the
+# path of the subject's difference; parts that work on what the pair leaves
+# alone, such as block 0's heads that bring the two names to the end, do not
+# show. Wang et al. (2022) also used an *ABC* corruption: the same sentences
+# with three other names, all different, in the places of A, B and S. Neither
+# clean name is then in the sentence, and the logit difference falls to about
+# zero.
+
+generator = torch.Generator().manual_seed(0)
+name_ids = torch.tensor([lm.VOCAB.index(name) for name in lm.NAMES])
+abc_prompts = clean.prompts.clone()
+for i, (a, b) in enumerate(clean.prompts[:, [2, 4]].tolist()):
+    others = name_ids[(name_ids != a) & (name_ids != b)]  # 14 names
+    abc_prompts[i, [2, 4, 10]] = others[torch.randperm(14, generator=generator)[:3]]
+print("clean:", lm.decode(clean.prompts[0]))
+print("ABC:  ", lm.decode(abc_prompts[0]))
+with torch.no_grad():
+    abc_diff = logit_diff(model(abc_prompts))
+print(f"logit difference, ABC run: {abc_diff:.2f}")
+abc_heads = record_heads(abc_prompts)
+abc_denoised, abc_noised = heads_denoised(abc_prompts, abc_diff), heads_noised(abc_heads, abc_diff)
+print_heads(abc_denoised, abc_noised)
+
+# sphinx_gallery_start_ignore
+# "three other names, all different, in the places of A, B and S"
+names_used = torch.cat([clean.prompts[:, [2, 4]], abc_prompts[:, [2, 4, 10]]], dim=1)
+assert all(len(set(row)) == 5 for row in names_used.tolist())
+others_same = torch.ones(15, dtype=torch.bool)
+others_same[[2, 4, 10]] = False
+assert torch.equal(abc_prompts[:, others_same], clean.prompts[:, others_same])
+# "falls to about zero" (-0.25 so far, against a clean run above 5)
+assert abs(abc_diff) < 0.5, abc_diff
+# sphinx_gallery_end_ignore
+
+# %%
+# Now head 1.3, patched alone, restores only a part of the difference, though
+# noising it still loses all of it, and block 0's heads 1, 2 and 3 show up a
+# little. Patch them in groups: block 0's three heads, head 1.3, and all four
+# together, each time in both directions, and look at the two logits that
+# make the difference.
+
+
+def put_head(head, values):
+    """A pre-hook for attn.out that puts head ``head``'s columns of ``values`` in."""
+
+    def pre_hook(module, args):
+        heads = args[0].clone()
+        heads[..., head_columns[head]] = values[..., head_columns[head]]
+        return (heads,)
+
+    return pre_hook
+
+
+def run_with_heads(prompts, heads, source):
+    """Last-position logits of a run whose (block, head) outputs in ``heads`` come from source."""
+    handles = [
+        model.blocks[block].attn.out.register_forward_pre_hook(put_head(head, source[block]))
+        for block, head in heads
+    ]
+    try:
+        with torch.no_grad():
+            return model(prompts)[:, -1]
+    finally:
+        for handle in handles:
+            handle.remove()
+
+
+def answer_and_subject(last):
+    return last[rows, clean.answers].mean().item(), last[rows, clean.subjects].mean().item()
+
+
+GROUPS = {
+    "block 0, heads 1-3": [(0, 1), (0, 2), (0, 3)],
+    "block 1, head 3": [(1, 3)],
+    "all four": [(0, 1), (0, 2), (0, 3), (1, 3)],
+}
+span = clean_diff - abc_diff
+
+
+def abc_row(heads):
+    """Logits of the answer and the subject with ``heads`` denoised; shares restored and lost."""
+    answer, subject = answer_and_subject(run_with_heads(abc_prompts, heads, clean_heads))
+    noised = answer_and_subject(run_with_heads(clean.prompts, heads, abc_heads))
+    noised_diff = noised[0] - noised[1]
+    return answer, subject, (answer - subject - abc_diff) / span, (clean_diff - noised_diff) / span
+
+
+for label, prompts in [("clean run", clean.prompts), ("ABC run", abc_prompts)]:
+    answer, subject = answer_and_subject(run_with_heads(prompts, [], clean_heads))
+    print(f"{label}: logit of the answer {answer:.2f}, of the subject {subject:.2f}")
+print("patched                 answer subject restored    lost")
+group_rows = {label: abc_row(heads) for label, heads in GROUPS.items()}
+for label, (answer, subject, restored_share, lost_share) in group_rows.items():
+    print(f"{label:22}{answer:8.2f}{subject:8.2f}{restored_share:9.2f}{lost_share:8.2f}")
+print("hooks left:", ht.count_hooks(model))
+
+# sphinx_gallery_start_ignore
+assert not ht.count_hooks(model)
+# the previous cell: "block 0's heads 1, 2 and 3 show up a little" (up to 0.12 so far, where
+# the subject-only pair gave at most NEAR); head 1.3 alone "restores only a part" (0.61)
+assert NEAR < np.abs(np.stack([abc_denoised, abc_noised])[:, 0, 1:]).max() < 0.3
+assert 0.4 < abc_denoised[1, 3] < 0.8, abc_denoised
+abc_answer, abc_subject = answer_and_subject(run_with_heads(abc_prompts, [], clean_heads))
+block0, head13, four = (group_rows[label] for label in GROUPS)
+# "noising it still loses all of it" (0.98 so far)
+assert abs(head13[3] - 1) <= NEAR, head13
+# "lowers the subject's logit far more than it raises the answer's" (-3.09 and +1.26 so far)
+assert abc_subject - head13[1] > 2 * (head13[0] - abc_answer), (head13, abc_answer)
+# "raise both names' logits, by about as much": each by more than 2, the difference by
+# under 0.15 of the clean one (3.31 and 2.91, share 0.06 so far)
+assert block0[0] - abc_answer > 2, block0
+assert block0[1] - abc_subject > 2, block0
+assert abs(block0[2]) < 0.15, block0
+# "Noising them together loses a part" (0.26 so far)
+assert 0.1 < block0[3] < 0.5, block0
+# "All four together restore almost everything ..., more than the two groups add up to"
+# (0.91 against 0.06 + 0.61 so far)
+assert four[2] > 0.85, four
+assert four[2] > block0[2] + head13[2] + 0.1, (four, block0, head13)
+# "This model was trained only on sentences whose subject is one of the two names"
+train = lm.make_names(2000, seed=0)
+assert bool(((train.subjects == train.tokens[:, 2]) | (train.subjects == train.tokens[:, 4])).all())
+# sphinx_gallery_end_ignore
+
+# %%
+# Head 1.3 is necessary for either pair but, with the ABC pair, no longer
+# sufficient. What it writes lowers the subject's logit far more than it
+# raises the answer's: it tells the end which name to rule out. Block 0's
+# three heads, patched together, raise both names' logits, by about as
+# much, so the difference hardly moves: they bring both candidates to the
+# end. Noising them together loses a part. All four together restore almost
+# everything, more than the two groups add up to: the names at the end and
+# the head that rules one out work together, an AND, which single patches
+# underrate (the toy model above).
+#
+# The subject-only pair could not see block 0's heads at all; the ABC pair
+# shows them because it changes what they read. Patching answers a question
+# about the pair of prompts you chose, so choose the pair for the question.
+# The price here: this model was trained only on sentences whose subject is
+# one of the two names, so the ABC prompts are off its data, against Zhang &
+# Nanda's first piece of advice.
+#
 # What the tiny model can and cannot tell
 # ---------------------------------------
 #
-# In a 3-block model trained on one task, the map is clean: one path, one
-# head, shares of 0 or 1. The method is the same in GPT-2 or larger models,
+# In a 3-block model trained on one task, the subject's map is clean: one
+# path, one head, shares of 0 or 1. The method is the same in GPT-2 or larger models,
 # and so are the hooks; what changes is the picture. The difference spreads
 # over many heads, several of them redundant, and single patches often
 # restore a part of it. The result also depends on choices this page made
-# for you: the corrupted prompt, the metric (a logit difference, which does
-# not saturate the way a probability does), and the granularity (residual
-# stream, heads, or finer). Heimersheim & Nanda discuss each. And this task
+# for you: the corrupted prompt (the ABC pair showed how much), the metric
+# (a logit difference, as Zhang & Nanda advise: it does not saturate the way
+# a probability does), and the granularity (residual stream, heads, or
+# finer). Heimersheim & Nanda discuss each. And this task
 # is easier than the one GPT-2 small solves: the subject always sits at
 # position 10, so this model can find it by its position alone, while GPT-2
 # small must first find which name is repeated (Wang et al.'s duplicate-token
@@ -819,7 +1067,11 @@ assert not ht.count_hooks(and_toy)
 #   difference between the prompts that activation carries.
 # - On this model, the subject's name stays at position 10 through block 0
 #   and is at the last position from block 1 on: block 1, head 3 moves it,
-#   the head that page 34's ablation found.
+#   the head that page 34's ablation found, and writes there which name to
+#   rule out.
+# - Patching sees only what the pair of prompts varies: changing the subject
+#   shows the subject's path; changing the names too (ABC) shows block 0's
+#   heads, which work together with head 1.3.
 # - Denoising (clean into corrupted) tests what is sufficient, noising
 #   (corrupted into clean) what is necessary; they differ when parts work
 #   together (AND) or stand in for each other (OR), though a symmetric
@@ -956,13 +1208,15 @@ assert_check("35.1", put_last, put_last_sentence, "last_sentence")
 # depends on the names. In the sentences where both runs look at position 10
 # (most of them), the clean pattern restores almost nothing: the head still
 # reads the corrupted subject there. In those where the clean run looks
-# elsewhere (always at a position before 10, whose values are the same in both
-# runs; in most of them the subject is Anna), the corrupted run now reads what
-# the clean run read, and the whole difference comes back. Where only the
-# corrupted run looks away, about half of it. So where the head looks carries
-# a part of the difference, and an averaged pattern can hide it.
-
-from collections import Counter
+# elsewhere, it looks at a position before 10, whose values are the same in
+# both runs, and in most of them at the answer's name, which the head then
+# copies to the end: with the clean pattern the corrupted run copies it too,
+# and the whole difference comes back. Where only the corrupted run looks
+# away, it looks in most of them at its own answer, the clean subject, and
+# copies that; the clean pattern stops the copy, but the head now reads
+# position 10, which holds the clean answer in the corrupted run, and about
+# half comes back. So where the head looks carries a part of the difference,
+# and an averaged pattern can hide it.
 
 
 def patch_pattern(clean_pattern, head):
@@ -1022,9 +1276,16 @@ for label, group in [
     print(f"{label}: {group.sum().item()} sentences, share restored {share_in(group):.2f}")
 elsewhere = clean_row[clean_away].argmax(-1)
 print("where the clean run looks instead:", sorted(set(elsewhere.tolist())))
-subjects = Counter(lm.VOCAB[token] for token in clean.subjects[clean_away].tolist())
-name, count = subjects.most_common(1)[0]
-print(f"their most common subject: {name} ({count} sentences)")
+answer_position = torch.where(clean.subject_is_a, 4, 2)  # where the clean answer's name is
+at_answer = (elsewhere == answer_position[clean_away]).sum().item()
+print(f"  at the answer's name: {at_answer} of {clean_away.sum().item()}")
+corrupted_elsewhere = corrupted_row[only_corrupted_away].argmax(-1)
+subject_position = 6 - answer_position  # the other one of positions 2 and 4
+at_subject = (corrupted_elsewhere == subject_position[only_corrupted_away]).sum().item()
+print(
+    "where the corrupted run looks instead, at the clean subject's name: "
+    f"{at_subject} of {only_corrupted_away.sum().item()}"
+)
 
 # sphinx_gallery_start_ignore
 # "a small part (about a quarter)": 0.25 so far
@@ -1035,8 +1296,9 @@ assert clean_row[:, 10].mean() > 0.5, clean_row[:, 10].mean()
 assert abs(clean_row[:, 10].mean() - corrupted_row[:, 10].mean()) < 0.01
 assert clean_row.max(-1).values.mean() > 0.9
 # "(most of them) ... restores almost nothing" (65, 0.02); "the whole difference comes
-# back" (17, 1.00); "about half of it" (18, 0.46); "always at a position before 10"; "in
-# most of them the subject is Anna" (9 of 17)
+# back" (17, 1.00); "about half" (18, 0.46); "at a position before 10"; "in most of them at
+# the answer's name" (12 of 17); "in most of them at its own answer, the clean subject"
+# (14 of 18)
 (both, both_share), (away, away_share), (_, half) = groups.values()
 assert both > 50, groups
 assert abs(both_share) <= NEAR, groups
@@ -1044,8 +1306,23 @@ assert abs(away_share - 1) <= NEAR, groups
 assert 0.3 < half < 0.7, groups
 assert sum(count for count, _ in groups.values()) == len(clean)
 assert all(p < 10 for p in elsewhere.tolist()), elsewhere
-assert name == "Anna", subjects
-assert count > away / 2, (count, away)
+assert at_answer > away / 2, (at_answer, away)
+assert at_subject > only_corrupted_away.sum() / 2, at_subject
+# "which the head then copies to the end": in the clean run, head 1.3's output at the last
+# position raises the answer's logit in those sentences, through the unembedding (the
+# final LayerNorm scales it, its bias and mean do not depend on the head: use the residual's
+# own scale); a copy raises the answer's logit more than the subject's
+resid_last = clean_resid["block 2"][:, -1]
+scale = (resid_last.var(-1, unbiased=False, keepdim=True) + model.ln_final.eps).sqrt()
+head_out = (
+    clean_heads[1][:, -1, head_columns[3]] @ model.blocks[1].attn.out.weight[:, head_columns[3]].T
+)
+direct = (head_out - head_out.mean(-1, keepdim=True)) / scale * model.ln_final.weight
+direct = direct @ model.unembed.weight.T  # [sentences, vocabulary]
+gain = direct[rows, clean.answers] - direct[rows, clean.subjects]
+looks_at_answer = clean_row.argmax(-1) == answer_position
+assert (direct[rows, clean.answers][looks_at_answer] > 0).float().mean() > 0.8, direct
+assert gain[looks_at_answer].mean() > 0, gain[looks_at_answer]
 # sphinx_gallery_end_ignore
 
 ht.exercises.check("35.2", patch_pattern)
