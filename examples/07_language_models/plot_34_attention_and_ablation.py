@@ -575,8 +575,8 @@ assert direct < 0.5 * lost, (direct, lost)
 # over 26 heads in 7 classes, and these two jobs belong to separate ones:
 # *name mover heads* attend to the answer's name and copy it to the output,
 # and *S-inhibition heads* attend to the repeated name and keep the name
-# movers away from it. In this small model one head does both kinds of job,
-# depending on where it looks.
+# movers away from it. In this small model one head does both jobs, copying
+# the answer's name or ruling out the subject, depending on where it looks.
 #
 # DLA sees only the direct path. The difference the head adds directly,
 # answer minus subject, is well under half of what mean ablation of the head

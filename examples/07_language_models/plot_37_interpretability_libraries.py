@@ -644,10 +644,11 @@ plt.show()
 # **Solution 1.** Head 1.3 gives most of its attention at the last position
 # to position 10, the subject, on average. Not in every sentence: in about
 # four in five it reads the subject most, and in most of the others the
-# answer's name (the direct logit attribution of
-# :doc:`/auto_examples/07_language_models/plot_34_attention_and_ablation`
-# shows what it writes in each case: it pushes the subject down, or copies
-# the answer). The pattern
+# answer's name (the direct logit attribution on
+# :doc:`the page on attention patterns and head ablation
+# </auto_examples/07_language_models/plot_34_attention_and_ablation>` shows
+# what it writes in each case: it pushes the subject down, or copies the
+# answer). The pattern
 # cached by name and the one from the plain hook are the same tensor (max abs
 # difference 0.0): the hook point on the softmax's output sees exactly the
 # output that a forward hook on the softmax receives.
