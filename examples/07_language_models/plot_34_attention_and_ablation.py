@@ -236,9 +236,9 @@ assert reads["1.3"][10] > 0.7, reads["1.3"]
 # %%
 # Three heads of block 0 (heads 1, 2 and 3) split the last position's
 # attention between the two names, A and B: they bring both candidates to the
-# end. One head stands out: block 1, head 3 reads the subject S, the name
-# that was repeated. Attention says where a head reads, not whether what it
-# reads is used; ablation tests that.
+# end. One head stands out: on average, block 1, head 3 reads the subject S,
+# the name that was repeated. Attention says where a head reads, not whether
+# what it reads is used; ablation tests that.
 #
 # Removing one head with a forward pre-hook
 # -----------------------------------------
@@ -421,8 +421,8 @@ for kind in ("zero", "mean"):
     plt.show()
 
 # %%
-# The head that carries the answer
-# --------------------------------
+# The head the model cannot do without
+# ------------------------------------
 #
 # One head matters: without block 1, head 3 the mean logit difference falls
 # to about zero and the accuracy to about one half, with either kind of
@@ -468,14 +468,119 @@ assert min(others.values()) > clean_difference - 1
 # %%
 # Without head 1.3 the model still answers with a name from the sentence
 # (almost always), but it names the subject about half of the time: it still
-# has both candidates, not the knowledge of which one was repeated. That is
-# what the patterns showed. The block 0 heads bring A and B to the last
-# position (they matter together, not alone: exercise 2); head 1.3 reads
-# position 10, the repeated name, so that the end of the sentence can rule
-# that name out. Wang et al. (2022) found the circuit
-# for this task in GPT-2 small spread over 26 heads in 7 classes; among them,
-# the *S-inhibition heads* attend from the end to the repeated name, as head
-# 1.3 does here.
+# has both candidates, not the knowledge of which one was repeated. The
+# block 0 heads bring A and B to the last position (they matter together, not
+# alone: exercise 2), and on average head 1.3 reads position 10, the repeated
+# name. Ablation says that the model needs the head, not what the head writes.
+#
+# What head 1.3 writes: direct logit attribution
+# ----------------------------------------------
+#
+# The head's output at the last position is added to the residual stream,
+# which the final LayerNorm and the unembedding turn into logits. Hold the
+# LayerNorm's scale at its value in the run, and each part of the stream adds
+# its own share to each logit: ``unembed(ln_final.weight * (part - its mean)
+# / scale)``. That share is the part's *direct logit attribution* (DLA): what
+# it does to the logits directly, not through the layers after it. Two
+# pre-hooks give what it needs: on ``attn.out``, the head's 16 columns (its
+# slice of ``attn.out.weight`` turns them into the head's output), and on
+# ``ln_final``, the stream whose scale the LayerNorm divides by. The patterns
+# recorded at the top of the page say where the head looked in each sentence.
+
+kept = {}
+handles = [
+    model.blocks[1].attn.out.register_forward_pre_hook(
+        lambda module, args: kept.update(heads=args[0])
+    ),
+    model.ln_final.register_forward_pre_hook(lambda module, args: kept.update(stream=args[0])),
+]
+try:
+    with torch.no_grad():
+        model(test.prompts)
+finally:
+    for handle in handles:
+        handle.remove()
+
+with torch.no_grad():
+    columns = slice(48, 64)  # head 3
+    # the head's output at the last position, as it is added to the stream: [500, 64]
+    head_output = kept["heads"][:, -1, columns] @ model.blocks[1].attn.out.weight[:, columns].T
+    stream = kept["stream"][:, -1]
+    scale = (stream.var(-1, unbiased=False, keepdim=True) + model.ln_final.eps).sqrt()
+    centred = head_output - head_output.mean(-1, keepdim=True)
+    head_logits = model.unembed(model.ln_final.weight * centred / scale)
+to_answer = head_logits.gather(1, test.answers[:, None])[:, 0]
+to_subject = head_logits.gather(1, test.subjects[:, None])[:, 0]
+
+looks_at = patterns[1][:, 3, -1].argmax(-1)  # the position head 1.3 reads most, per sentence
+answer_position = torch.where(test.prompts[:, 2] == test.answers, 2, 4)  # A or B
+groups = {
+    "the subject (10)": looks_at == 10,
+    "the answer's name": looks_at == answer_position,
+}
+groups["elsewhere"] = ~(groups["the subject (10)"] | groups["the answer's name"])
+print("head 1.3 reads most    sentences  share   DLA: answer  subject")
+for label, where in [("all sentences", torch.ones(500, dtype=torch.bool)), *groups.items()]:
+    print(
+        f"{label:<22} {where.sum():9} {where.float().mean():6.3f}"
+        f" {to_answer[where].mean():+13.2f} {to_subject[where].mean():+8.2f}"
+    )
+direct = (to_answer - to_subject).mean().item()
+lost = clean_difference - results["mean"][0][1, 3]
+print(f"direct answer - subject: {direct:.2f}; lost by mean ablation of 1.3: {lost:.2f}")
+
+# sphinx_gallery_start_ignore
+# DLA done by hand: the parts of the stream at the last position add up to the logits
+# (the LayerNorm's bias is a part too); checked on the whole stream
+with torch.no_grad():
+    whole = model.unembed(
+        model.ln_final.weight * (stream - stream.mean(-1, keepdim=True)) / scale
+        + model.ln_final.bias
+    )
+    torch.testing.assert_close(whole, model(test.prompts)[:, -1], rtol=1e-4, atol=1e-4)
+# Over 30 draws of 500 test sentences (seeds 1-30): DLA answer 0.73 and subject -2.01 on
+# average (spread 0.05 and 0.05; the review found +0.80 and -1.93); head 1.3 reads the
+# subject most in 0.81 of the sentences (spread 0.018; the review: 82 % of 2,000), the
+# answer's name in 0.73 of the others (spread 0.05; 264 of 364 in the review). Reading the
+# subject: answer 0.49, subject -2.40 (spread 0.05, 0.04); reading the answer's name:
+# answer 2.38, subject -0.27 (spread 0.18, 0.08; the review: +2.22). Each bound below is
+# at least 4 spreads from those means.
+share = {label: where.float().mean().item() for label, where in groups.items()}
+at_subject, at_answer = groups["the subject (10)"], groups["the answer's name"]
+# "In about four sentences in five, head 1.3 reads the subject most"
+assert 0.72 < share["the subject (10)"] < 0.9, share
+# "there it pushes the subject's logit down, by far more than it raises the answer's"
+assert to_subject[at_subject].mean() < -1.5, to_subject[at_subject].mean()
+assert -to_subject[at_subject].mean() > 2 * to_answer[at_subject].mean()
+# "In most of the other sentences it reads the answer's name instead"
+assert at_answer.sum() > 0.5 * (~at_subject).sum(), (at_answer.sum(), (~at_subject).sum())
+# "and there it copies it: it raises the answer's logit and barely moves the subject's"
+assert to_answer[at_answer].mean() > 1.5, to_answer[at_answer].mean()
+assert to_subject[at_answer].mean().abs() < 0.3 * to_answer[at_answer].mean()
+# "Over all sentences, pushing the subject down is the larger part"
+assert -to_subject.mean() > 1.5 * to_answer.mean(), (to_answer.mean(), to_subject.mean())
+# "well under half of what mean ablation of the head removed" (2.73 against 6.98 so far)
+assert direct < 0.5 * lost, (direct, lost)
+# sphinx_gallery_end_ignore
+
+# %%
+# In about four sentences in five, head 1.3 reads the subject most, and there
+# it pushes the subject's logit down, by far more than it raises the
+# answer's: what it carries is which name to rule out. In most of the other
+# sentences it reads the answer's name instead, and there it copies it: it
+# raises the answer's logit and barely moves the subject's. Over all
+# sentences, pushing the subject down is the larger part.
+#
+# In GPT-2 small, Wang et al. (2022) found the circuit for this task spread
+# over 26 heads in 7 classes, and these two jobs belong to separate ones:
+# *name mover heads* attend to the answer's name and copy it to the output,
+# and *S-inhibition heads* attend to the repeated name and keep the name
+# movers away from it. In this small model one head does both jobs, copying
+# the answer's name or ruling out the subject, depending on where it looks.
+#
+# DLA sees only the direct path. The difference the head adds directly,
+# answer minus subject, is well under half of what mean ablation of the head
+# removed: the rest of its effect passes through the layers after it.
 #
 # Why zero and mean ablation disagree
 # -----------------------------------
@@ -599,10 +704,13 @@ assert all(isinstance(block.attn.softmax, torch.nn.Softmax) for block in model.b
 # - The input of ``attn.out`` holds the heads' outputs side by side; a
 #   forward pre-hook that returns a new tuple ablates one head by rewriting
 #   its 16 columns.
-# - In this model block 1, head 3 carries the answer: it reads the repeated
-#   name at position 10 from the last position; without it the model still
-#   answers with one of the two names, but picks the subject about half of
-#   the time.
+# - In this model the answer needs block 1, head 3: without it the model
+#   still answers with one of the two names, but picks the subject about half
+#   of the time.
+# - Direct logit attribution shows what the head writes: where it reads the
+#   subject (most sentences), it pushes the subject's logit down; where it
+#   reads the answer's name, it copies that name. In GPT-2 small these are
+#   the jobs of separate heads.
 # - Zero ablation also removes a head's constant part and can make a head
 #   look more important than it is; mean ablation (or resample ablation) is
 #   the better baseline.
@@ -639,7 +747,7 @@ assert all(isinstance(block.attn.softmax, torch.nn.Softmax) for block in model.b
 #
 # **Solution 1.** The mean logit difference falls to about zero and the
 # accuracy to about one half or less: the same verdict as zero and mean
-# ablation, head 1.3 carries the answer. The errors differ, though: a real
+# ablation, the model needs head 1.3. The errors differ, though: a real
 # output of the head, taken from another sentence, carries that sentence's
 # names. More answers are neither name of the sentence than with the other
 # two kinds, and most of them are the other sentence's answer; in the
@@ -804,8 +912,9 @@ assert_check("34.2", replace_heads, replace_heads_copy_per_head, "missed_heads")
 # **Solution 3.** At the last position only, the logit difference falls to
 # about zero and the accuracy to about one half: the whole loss. At every
 # position but the last, nothing is lost: every answer stays right. The head
-# does its work at the last position, where the answer is computed, and there
-# it reads the subject, as its attention pattern showed.
+# does its work at the last position, where the answer is computed; there it
+# reads the subject in most sentences and the answer's name in most of the
+# others, as the section on direct logit attribution showed.
 
 
 def replace_head_at(head, values, positions):

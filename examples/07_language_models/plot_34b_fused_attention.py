@@ -271,8 +271,8 @@ assert 8192 * 8192 * 4 == 256 * 2**20
 # sphinx_gallery_end_ignore
 
 # %%
-# The pattern is back, and head 1.3 reads the subject, as on the previous
-# page. The price is what fusing saves: the eager path builds ``T x T``
+# The pattern is back, and head 1.3 reads the subject on average, as on the
+# previous page. The price is what fusing saves: the eager path builds ``T x T``
 # numbers per head, layer and sentence. For 15 tokens that is nothing; for
 # long inputs it is the memory that fused kernels exist to avoid (the last
 # line above). And the eager path must compute the same function as the
