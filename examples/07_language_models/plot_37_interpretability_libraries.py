@@ -647,9 +647,9 @@ plt.show()
 # answer's name (the direct logit attribution on
 # :doc:`the page on attention patterns and head ablation
 # </auto_examples/07_language_models/plot_34_attention_and_ablation>` shows
-# what it writes in each case: it pushes the subject down, or copies the
-# answer). The pattern
-# cached by name and the one from the plain hook are the same tensor (max abs
+# what it writes in each case: it pushes the subject down, or, in sentences
+# whose answer is one of a few names, raises the answer). The pattern cached
+# by name and the one from the plain hook are the same tensor (max abs
 # difference 0.0): the hook point on the softmax's output sees exactly the
 # output that a forward hook on the softmax receives.
 
