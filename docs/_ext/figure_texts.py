@@ -61,8 +61,35 @@ LATIN = "DejaVu Sans"  # Matplotlib's default, first: digits and Latin letters a
 CJK_FILE = "NotoSansCJKsc-Regular.otf"  # in the mplfonts package (SIL Open Font License)
 
 
+MATHTEXT_COMMAND = re.compile(r"\\[A-Za-z]+")  # \mathdefault, \times: not words
+# A number standing alone (not part of a name such as relu1 or blocks.0.1): a figure's
+# numbers come from the run (an AUC, a probability, an axis' range) and can end in other
+# digits on another CPU, so a message holds a placeholder {k} for the k-th number.
+NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.]\w)")
+PLACEHOLDER = re.compile(r"\{(\d+)\}")
+
+
 def has_words(text: str) -> bool:
-    return bool(WORD.search(text))
+    return bool(WORD.search(MATHTEXT_COMMAND.sub("", text)))
+
+
+def message(text: str) -> tuple[str, list[str]]:
+    """A figure text as its catalog message and its numbers: ``"AUC 0.873"`` -> ``"AUC {0}"``."""
+    numbers: list[str] = []
+
+    def hold(match: re.Match[str]) -> str:
+        numbers.append(match.group())
+        return "{" + str(len(numbers) - 1) + "}"
+
+    return NUMBER.sub(hold, text), numbers
+
+
+def fill(translation: str, numbers: list[str]) -> str | None:
+    """A translated message with this run's numbers put back; None if a placeholder is unknown."""
+    held = [int(k) for k in PLACEHOLDER.findall(translation)]
+    if any(k >= len(numbers) for k in held):
+        return None
+    return PLACEHOLDER.sub(lambda match: numbers[int(match.group(1))], translation)
 
 
 def record_figure(image: Path, figure: Any, texts: Sequence[str]) -> None:
@@ -113,9 +140,11 @@ def translate_figure(
     def new(text: str) -> str:
         if not has_words(text) or text in done:
             return text
-        found = lookup(text)
+        template, numbers = message(text)
+        translated = lookup(template)
+        found = fill(translated, numbers) if translated else None
         if not found or found == text:
-            missing.append(text)
+            missing.append(template)
             return text
         done.add(found)
         return found
@@ -236,7 +265,8 @@ class MarkFigureTexts(SphinxTransform):
                     type="figure_texts",
                 )
                 continue
-            texts = json.loads(recorded.read_text(encoding="utf-8"))
+            recorded_texts = json.loads(recorded.read_text(encoding="utf-8"))
+            texts = sorted({message(t)[0] for t in recorded_texts if has_words(t)})
             if not texts:
                 continue
             # One node per text: Sphinx's Locale transform keeps one "translated" flag per

@@ -19,7 +19,10 @@ from figure_texts import (
     PICKLE,
     TEXTS,
     cjk_family,
+    fill,
+    has_words,
     kept_texts,
+    message,
     record_figure,
     render,
     translate_figure,
@@ -76,6 +79,38 @@ def test_a_tick_label_whose_translation_keeps_a_latin_word_is_not_reported() -> 
         assert [t.get_text() for t in axes.get_xticklabels()] == ["Grad-CAM 热力图", "圆形"]
     finally:
         plt.close(figure)
+
+
+def test_a_figure_s_numbers_are_placeholders_in_its_message() -> None:
+    # numbers from the run (an AUC, a probability) end in other digits on another CPU:
+    # the message must not change with them, names with digits stay as they are
+    assert message("Grad-CAM, AUC 0.873") == ("Grad-CAM, AUC {0}", ["0.873"])
+    assert message("Grad-CAM, AUC 0.871")[0] == "Grad-CAM, AUC {0}"
+    assert message("circle -> square\nwrong, p=0.76") == (
+        "circle -> square\nwrong, p={0}",
+        ["0.76"],
+    )
+    assert message("blocks.0.1") == ("blocks.0.1", [])
+    assert message("relu1 and the 2nd") == ("relu1 and the 2nd", [])
+    assert fill("{0} 个随机方向，块 {1}", ["10", "1"]) == "10 个随机方向，块 1"
+    assert fill("块 {2}", ["1"]) is None  # a placeholder the text does not have
+    assert not has_words("$\\mathdefault{10^{-4}}$")  # an axis' tick: no word
+
+
+def test_a_figure_is_translated_whatever_its_numbers() -> None:
+    family = cjk_family()
+    assert family is not None
+    for auc in ("0.873", "0.871"):
+        figure, axes = plt.subplots(figsize=(4, 3))
+        axes.set_title(f"Grad-CAM, AUC {auc}")
+        try:
+            missing = translate_figure(
+                figure, {"Grad-CAM, AUC {0}": "Grad-CAM，AUC {0}"}.get, [LATIN, family]
+            )
+            assert missing == []
+            assert axes.get_title() == f"Grad-CAM，AUC {auc}"
+        finally:
+            plt.close(figure)
 
 
 def test_a_word_without_translation_is_reported() -> None:

@@ -23,7 +23,7 @@ from sphinx_gallery.py_source_parser import remove_ignore_blocks
 sys.path.insert(0, str(Path(__file__).parents[2] / "docs" / "_ext"))
 from code_comments import HAN, code_tokens, comments  # docs/_ext, put on the path above
 from download_language import marked_script
-from figure_texts import TEXTS
+from figure_texts import TEXTS, has_words, message
 from PIL import Image, ImageChops
 
 
@@ -303,8 +303,11 @@ def test_chinese_figures_are_drawn_again_with_chinese_words(page: str) -> None:
             assert ImageChops.difference(en.convert("RGB"), zh.convert("RGB")).getbbox()
         name = Path(en_src).name
         texts = next(EXAMPLES.parent.glob(f"docs/auto_examples/*/images/{name}{TEXTS}"))
-        for text in json.loads(texts.read_text(encoding="utf-8")):
-            assert HAN.search(catalog.get(text) or ""), f"{page}: {text!r} is not translated"
+        for text in filter(has_words, json.loads(texts.read_text(encoding="utf-8"))):
+            template = message(text)[0]  # numbers are placeholders: they differ by CPU
+            translated = catalog.get(template) or ""
+            kept = translated == template  # a model's token, a module name: kept on purpose
+            assert kept or HAN.search(translated), f"{page}: {text!r} is not translated"
 
 
 @pytest.mark.parametrize("page", _pages())
