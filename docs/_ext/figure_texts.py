@@ -150,18 +150,34 @@ def translate_figure(
         return found
 
     figure.canvas.draw()  # the formatters write the tick labels
+    ticks: set[int] = set()  # the tick labels' Text objects: translated here, not below
     for axes in figure.axes:
+        limits = axes.get_xlim(), axes.get_ylim()
         for axis in (axes.xaxis, axes.yaxis):
-            for which in ("major", "minor"):
-                minor = which == "minor"
-                labels = [t.get_text() for t in axis.get_ticklabels(minor=minor)]
+            low, high = sorted(axis.get_view_interval())
+            margin = 1e-9 * (high - low)  # a tick on the view's edge is drawn
+            # read both label sets first: set_ticks widens the view to show every location
+            # (a log axis has some outside it), and a log formatter labels by the view
+            found = {
+                minor: (
+                    list(axis.get_ticklocs(minor=minor)),
+                    [t.get_text() for t in axis.get_ticklabels(minor=minor)],
+                )
+                for minor in (False, True)
+            }
+            for minor, (locations, labels) in found.items():
                 if any(has_words(t) for t in labels):
-                    locations = list(axis.get_ticklocs(minor=minor))
-                    axis.set_ticks(locations, labels=[new(t) for t in labels], minor=minor)
+                    shown = [low - margin <= x <= high + margin for x in locations]
+                    translated = [new(t) if s else t for t, s in zip(labels, shown, strict=True)]
+                    axis.set_ticks(locations, labels=translated, minor=minor)
+                for tick in axis.get_minor_ticks() if minor else axis.get_major_ticks():
+                    ticks.update(id(label) for label in (tick.label1, tick.label2))
+        axes.set_xlim(limits[0])  # as drawn in English
+        axes.set_ylim(limits[1])
     # every Text, tick labels included (the drawn ticks; a tick made at the next draw
     # copies the first tick's font: Matplotlib's Axis._copy_tick_props)
     for text in figure.findobj(Text):
-        if text.get_text():
+        if text.get_text() and id(text) not in ticks:
             text.set_text(new(text.get_text()))
         text.set_fontfamily(family)
     return sorted(set(missing))

@@ -113,6 +113,18 @@ def test_a_figure_is_translated_whatever_its_numbers() -> None:
             plt.close(figure)
 
 
+def test_ticks_outside_the_view_neither_widen_it_nor_need_a_translation() -> None:
+    figure, axes = plt.subplots(figsize=(4, 3))
+    axes.set_xticks([0, 1, 5], labels=["circle", "square", "star"])
+    axes.set_xlim(-0.5, 1.5)  # "star" is outside the view: never drawn
+    try:
+        missing = translate_figure(figure, ZH.get, [LATIN])
+        assert missing == []
+        assert axes.get_xlim() == (-0.5, 1.5)
+    finally:
+        plt.close(figure)
+
+
 def test_a_word_without_translation_is_reported() -> None:
     figure = _figure()
     try:
