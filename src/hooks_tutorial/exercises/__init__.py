@@ -50,10 +50,11 @@ from . import (  # importing them registers their checks
     _pages_28_32,  # noqa: F401
     _pages_32b,  # noqa: F401
     _pages_32c,  # noqa: F401
-    _pages_33_40,  # noqa: F401
+    _pages_33_37,  # noqa: F401
     _pages_34b,  # noqa: F401
     _pages_35b,  # noqa: F401
     _pages_36b,  # noqa: F401
+    _pages_40,  # noqa: F401
 )
 from ._guard import HookGuard, Leftover, OutOfSteps, StepBudget, is_learner_code
 from ._language import CHOSEN, LANGUAGES, Text, detect_language, wrap
