@@ -23,10 +23,10 @@ machine's CPU and prints what each of them saw.
 .. rubric:: What you will learn
    :heading-level: 2
 
-- how ``register_comm_hook`` replaces DDP's all-reduce, with a built-in hook
-  (``fp16_compress_hook``) and with your own hook that logs the buckets;
 - that a tensor hook on a parameter sees the local gradient, before the
   gradients are averaged, and that module hooks fire in every process;
+- how ``register_comm_hook`` replaces DDP's all-reduce, with a built-in hook
+  (``fp16_compress_hook``) and with your own hook that logs the buckets;
 - which hooks FSDP2's ``fully_shard`` registers, and what the parameters look
   like before and after them;
 - how to start two processes that train together on one CPU (gloo backend),
