@@ -173,7 +173,7 @@ def tests(session: nox.Session) -> None:
     (tests/site) and of the docs tooling (tests/docs) run in ``nox -s docs``.
     """
     install(session, "test", "peers")
-    session.run("pytest", *session.posargs)
+    session.run("pytest", "-n", "auto", *session.posargs)
 
 
 @nox.session(default=True)
@@ -450,7 +450,9 @@ def oldest(session: nox.Session) -> None:
     _install_wheel(session)
     session.install(*nox.project.dependency_groups(PYPROJECT, "test", "peers"))
     session.run("python", "-c", "import torch; print('torch', torch.__version__)")
-    session.run("pytest", "-p", "no:cacheprovider", env={"PYTHONPATH": str(ROOT / "src")})
+    session.run(
+        "pytest", "-n", "auto", "-p", "no:cacheprovider", env={"PYTHONPATH": str(ROOT / "src")}
+    )
     _run_downloads(session, *session.posargs)
 
 
