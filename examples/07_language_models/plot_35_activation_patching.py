@@ -1274,7 +1274,8 @@ assert_check("35.1", put_last, put_last_sentence, "last_sentence")
 # and the whole difference comes back. Where only the corrupted run looks
 # away, it looks in most of them at its own answer, the clean subject, and
 # copies that; the clean pattern stops the copy, but the head now reads
-# position 10, which holds the clean answer in the corrupted run, and about
+# position 10, which holds the clean answer in the corrupted run, and pushes
+# that name down, as it does with whatever name it reads there: only about
 # half comes back. So where the head looks carries a part of the difference,
 # and an averaged pattern can hide it.
 
@@ -1383,6 +1384,33 @@ gain = direct[rows, clean.answers] - direct[rows, clean.subjects]
 looks_at_answer = clean_row.argmax(-1) == answer_position
 assert (direct[rows, clean.answers][looks_at_answer] > 0).float().mean() > 0.8, direct
 assert gain[looks_at_answer].mean() > 0, gain[looks_at_answer]
+
+
+# "pushes that name down": where only the corrupted run looks away, head 1.3's direct
+# effect on the clean answer (the name at position 10 of the corrupted run) with the clean
+# pattern patched in is negative and well below the one without it (-1.62 and -0.37 so far;
+# 0.5: a margin of a third of that gap)
+def head_13_on_clean_answer(hook=None):
+    handle = model.blocks[1].attn.softmax.register_forward_hook(hook) if hook else None
+    try:
+        heads, resid = record_heads(corrupted.prompts), record_residuals(corrupted.prompts)
+    finally:
+        if handle is not None:
+            handle.remove()
+    last = resid["block 2"][:, -1]
+    scale = (last.var(-1, unbiased=False, keepdim=True) + model.ln_final.eps).sqrt()
+    with torch.no_grad():
+        w_out = model.blocks[1].attn.out.weight[:, head_columns[3]]
+        out = heads[1][:, -1, head_columns[3]] @ w_out.T
+        effect = (out - out.mean(-1, keepdim=True)) / scale * model.ln_final.weight
+        return (effect @ model.unembed.weight.T)[rows, clean.answers][only_corrupted_away]
+
+
+unpatched_effect = head_13_on_clean_answer().mean()
+patched_effect = head_13_on_clean_answer(patch_pattern(pattern["block 1"], 3)).mean()
+assert patched_effect < 0, patched_effect
+assert patched_effect < unpatched_effect - 0.5, (patched_effect, unpatched_effect)
+assert not ht.count_hooks(model)
 # sphinx_gallery_end_ignore
 
 ht.exercises.check("35.2", patch_pattern)
