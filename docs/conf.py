@@ -188,109 +188,19 @@ sphinx_gallery_conf = {
     # "pypandoc": off; docs/_ext/notebooks.py converts each notebook's prose in one pandoc call
 }
 
-# -- Code comments in the zh_CN pages and downloads (docs/_ext/code_comments.py) ----
-# The pages whose code comments are messages of their catalogs: their comments are
-# extracted by `nox -s translations`, shown translated on the zh_CN page and in its
-# downloads, and a comment without a translation fails the zh_CN build. A page's
-# comments stay English until it is listed here; list a page, run
+# -- Code comments and figure words in the zh_CN pages (docs/_ext/code_comments.py,
+# docs/_ext/figure_texts.py) ------------------------------------------------------
+# Every page's code comments and figures' words are messages of its catalog: `nox -s
+# translations` extracts them, the zh_CN page and its downloads show them translated, a
+# comment and the zh_CN figures drawn again with a CJK font, and a message without a
+# translation fails the zh_CN build. A new page is listed by being a page: run
 # `nox -s translations`, then translate its new messages.
-code_comment_pages = [
-    "auto_examples/01_python_foundations/plot_01_callbacks",
-    "auto_examples/01_python_foundations/plot_02_callbacks_vs_decorators",
-    "auto_examples/01_python_foundations/plot_03_lambda",
-    "auto_examples/01_python_foundations/plot_04_training_callbacks",
-    "auto_examples/02_module_hooks/plot_05_forward_hooks",
-    "auto_examples/02_module_hooks/plot_06_forward_pre_hooks",
-    "auto_examples/02_module_hooks/plot_07_backward_hooks",
-    "auto_examples/02_module_hooks/plot_08_handles_and_leaks",
-    "auto_examples/02_module_hooks/plot_09_firing_order",
-    "auto_examples/03_tensor_hooks/plot_10_tensor_hooks",
-    "auto_examples/03_tensor_hooks/plot_11_parameter_hooks",
-    "auto_examples/03_tensor_hooks/plot_12_saved_tensor_hooks",
-    "auto_examples/03_tensor_hooks/plot_13_debugging",
-    "auto_examples/03_tensor_hooks/plot_14_pitfalls",
-    "auto_examples/04_grad_cam/plot_15_train_cnn",
-    "auto_examples/04_grad_cam/plot_16_gradcam_from_scratch",
-    "auto_examples/04_grad_cam/plot_17_gradcam_library",
-    "auto_examples/04_grad_cam/plot_18_cam_family",
-    "auto_examples/04_grad_cam/plot_18b_measuring_cams",
-    "auto_examples/04_grad_cam/plot_19_trust",
-    "auto_examples/04_grad_cam/plot_20_shortcut",
-    "auto_examples/04_grad_cam/plot_21_guided_backprop",
-    "auto_examples/04_grad_cam/plot_22_beyond_cnns",
-    "auto_examples/05_real_models/plot_23_pretrained_photos",
-    "auto_examples/05_real_models/plot_24_feature_extraction",
-    "auto_examples/05_real_models/plot_25_tuples_and_reuse",
-    "auto_examples/05_real_models/plot_26_vit_attention",
-    "auto_examples/05_real_models/plot_27_beyond_classification",
-    "auto_examples/05_real_models/plot_27b_detection",
-    "auto_examples/06_pytorch_uses_hooks/plot_28_pruning",
-    "auto_examples/06_pytorch_uses_hooks/plot_29_checkpointing",
-    "auto_examples/06_pytorch_uses_hooks/plot_31_state_dict_hooks",
-    "auto_examples/06_pytorch_uses_hooks/plot_32_autograd_graph_hooks",
-    "auto_examples/06_pytorch_uses_hooks/plot_32b_operation_hooks",
-    "auto_examples/06_pytorch_uses_hooks/plot_30_distributed_data_parallel",
-    "auto_examples/06_pytorch_uses_hooks/plot_32c_compile_and_hooks",
-    "auto_examples/07_language_models/plot_33_logit_lens",
-    "auto_examples/07_language_models/plot_34_attention_and_ablation",
-    "auto_examples/07_language_models/plot_34b_fused_attention",
-    "auto_examples/07_language_models/plot_35_activation_patching",
-    "auto_examples/07_language_models/plot_35b_attribution_patching",
-    "auto_examples/07_language_models/plot_36_steering",
-    "auto_examples/07_language_models/plot_36b_sparse_autoencoder",
-    "auto_examples/07_language_models/plot_37_interpretability_libraries",
-    "auto_examples/08_troubleshooting/plot_40_error_messages",
+TUTORIAL_PAGES = [
+    f"auto_examples/{page.parent.name}/{page.stem}"
+    for page in sorted((HERE.parent / "examples").glob("*/plot_*.py"))
 ]
-# The pages whose figures' words are messages of their catalogs (the same steps): the
-# zh_CN page shows a copy of each figure drawn with the translations and a CJK font
-# (docs/_ext/figure_texts.py); a word without a translation fails the zh_CN build.
-figure_text_pages = [
-    "auto_examples/01_python_foundations/plot_01_callbacks",
-    "auto_examples/01_python_foundations/plot_02_callbacks_vs_decorators",
-    "auto_examples/01_python_foundations/plot_03_lambda",
-    "auto_examples/01_python_foundations/plot_04_training_callbacks",
-    "auto_examples/02_module_hooks/plot_05_forward_hooks",
-    "auto_examples/02_module_hooks/plot_06_forward_pre_hooks",
-    "auto_examples/02_module_hooks/plot_07_backward_hooks",
-    "auto_examples/02_module_hooks/plot_08_handles_and_leaks",
-    "auto_examples/02_module_hooks/plot_09_firing_order",
-    "auto_examples/03_tensor_hooks/plot_10_tensor_hooks",
-    "auto_examples/03_tensor_hooks/plot_11_parameter_hooks",
-    "auto_examples/03_tensor_hooks/plot_12_saved_tensor_hooks",
-    "auto_examples/03_tensor_hooks/plot_13_debugging",
-    "auto_examples/03_tensor_hooks/plot_14_pitfalls",
-    "auto_examples/04_grad_cam/plot_15_train_cnn",
-    "auto_examples/04_grad_cam/plot_16_gradcam_from_scratch",
-    "auto_examples/04_grad_cam/plot_17_gradcam_library",
-    "auto_examples/04_grad_cam/plot_18_cam_family",
-    "auto_examples/04_grad_cam/plot_18b_measuring_cams",
-    "auto_examples/04_grad_cam/plot_19_trust",
-    "auto_examples/04_grad_cam/plot_20_shortcut",
-    "auto_examples/04_grad_cam/plot_21_guided_backprop",
-    "auto_examples/04_grad_cam/plot_22_beyond_cnns",
-    "auto_examples/05_real_models/plot_23_pretrained_photos",
-    "auto_examples/05_real_models/plot_24_feature_extraction",
-    "auto_examples/05_real_models/plot_25_tuples_and_reuse",
-    "auto_examples/05_real_models/plot_26_vit_attention",
-    "auto_examples/05_real_models/plot_27_beyond_classification",
-    "auto_examples/05_real_models/plot_27b_detection",
-    "auto_examples/06_pytorch_uses_hooks/plot_28_pruning",
-    "auto_examples/06_pytorch_uses_hooks/plot_29_checkpointing",
-    "auto_examples/06_pytorch_uses_hooks/plot_30_distributed_data_parallel",
-    "auto_examples/06_pytorch_uses_hooks/plot_31_state_dict_hooks",
-    "auto_examples/06_pytorch_uses_hooks/plot_32_autograd_graph_hooks",
-    "auto_examples/06_pytorch_uses_hooks/plot_32b_operation_hooks",
-    "auto_examples/06_pytorch_uses_hooks/plot_32c_compile_and_hooks",
-    "auto_examples/07_language_models/plot_33_logit_lens",
-    "auto_examples/07_language_models/plot_34_attention_and_ablation",
-    "auto_examples/07_language_models/plot_34b_fused_attention",
-    "auto_examples/07_language_models/plot_35_activation_patching",
-    "auto_examples/07_language_models/plot_35b_attribution_patching",
-    "auto_examples/07_language_models/plot_36_steering",
-    "auto_examples/07_language_models/plot_36b_sparse_autoencoder",
-    "auto_examples/07_language_models/plot_37_interpretability_libraries",
-    "auto_examples/08_troubleshooting/plot_40_error_messages",
-]
+code_comment_pages = TUTORIAL_PAGES
+figure_text_pages = TUTORIAL_PAGES
 
 # -- The fast path to Grad-CAM (docs/_ext/fast_path.py) ------------------------
 # The one list of the path: its pages in reading order, each with what it gives the
