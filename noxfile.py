@@ -173,7 +173,9 @@ def tests(session: nox.Session) -> None:
     (tests/site) and of the docs tooling (tests/docs) run in ``nox -s docs``.
     """
     install(session, "test", "peers")
-    session.run("pytest", "-n", "auto", *session.posargs)
+    # a worker per core; an idle worker takes tests queued for the other (worksteal), and
+    # tests/conftest.py starts the slow ones first, so both cores finish together
+    session.run("pytest", "-n", "auto", "--dist", "worksteal", *session.posargs)
 
 
 @nox.session(default=True)
@@ -198,7 +200,18 @@ def docs(session: nox.Session) -> None:
     # static hosts serve /404.html for any missing path; its links are absolute
     shutil.copyfile(BUILD / "html" / "en" / "404.html", BUILD / "html" / "404.html")
     session.run("python", "docs/tools/i18n.py", "check", str(BUILD / "gettext"), str(LOCALES))
-    session.run("pytest", "tests/site", "tests/docs", "-p", "no:cacheprovider")
+    # a worker per core: they read the built site and write only to their own tmp_path
+    session.run(
+        "pytest",
+        "tests/site",
+        "tests/docs",
+        "-p",
+        "no:cacheprovider",
+        "-n",
+        "auto",
+        "--dist",
+        "worksteal",
+    )
     session.log(f"Open {BUILD / 'html' / 'en' / 'index.html'} (中文: html/zh_CN/index.html)")
 
 
@@ -451,7 +464,14 @@ def oldest(session: nox.Session) -> None:
     session.install(*nox.project.dependency_groups(PYPROJECT, "test", "peers"))
     session.run("python", "-c", "import torch; print('torch', torch.__version__)")
     session.run(
-        "pytest", "-n", "auto", "-p", "no:cacheprovider", env={"PYTHONPATH": str(ROOT / "src")}
+        "pytest",
+        "-n",
+        "auto",
+        "--dist",
+        "worksteal",
+        "-p",
+        "no:cacheprovider",
+        env={"PYTHONPATH": str(ROOT / "src")},
     )
     _run_downloads(session, *session.posargs)
 

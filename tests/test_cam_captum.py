@@ -67,6 +67,7 @@ def normalise(maps: torch.Tensor) -> torch.Tensor:
     return torch.where(hi > lo, (maps - lo) / torch.where(hi > lo, hi - lo, 1.0), 0.0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("make_model", "layer", "size"), CASES)
 @pytest.mark.parametrize("relu", [True, False])
 def test_gradcam_matches_captum(make_model: type, layer: str, size: int, relu: bool) -> None:

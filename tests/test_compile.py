@@ -46,6 +46,7 @@ def x() -> torch.Tensor:
     return torch.randn(2, 3, 8, 8, generator=torch.Generator().manual_seed(5))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
 def test_gradcam_of_a_compiled_and_used_model_equals_the_eager_map(
     tiny_cnn: nn.Sequential, x: torch.Tensor, backend: str

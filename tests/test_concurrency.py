@@ -237,6 +237,7 @@ def test_data_parallel_on_the_cpu_runs_in_the_calling_thread(model: Any) -> None
 
 
 # -- stress: many threads, many methods, one model --------------------------------
+@pytest.mark.slow
 def test_stress_concurrent_calls_equal_sequential_ones(
     model: Any, cam_methods: dict[str, Callable[[nn.Module], Any]]
 ) -> None:

@@ -81,6 +81,7 @@ def test_the_shipped_weights_record_their_recipe() -> None:
     assert payload["metrics"]["recall_two"] >= 0.9
 
 
+@pytest.mark.slow
 def test_gradcam_of_a_detection_points_inside_its_box(model: detection.TinyDetector) -> None:
     data = ht.make_shapes(40, variant="two", split="test", seed=12)
     cam = ht.GradCAM(model, "relu3")

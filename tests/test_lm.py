@@ -267,6 +267,7 @@ def test_a_seed_fixes_the_weights_without_touching_the_global_state() -> None:
         assert torch.equal(p, q)
 
 
+@pytest.mark.slow
 def test_a_short_training_run_learns_and_reports() -> None:
     config = dataclasses.replace(
         lm.DEFAULT_CONFIG, d_model=32, n_layers=1, d_mlp=64, steps=60, n_test=200

@@ -55,6 +55,7 @@ def files_under(folder: Path) -> set[Path]:
     return {p for p in folder.rglob("*") if p.is_file()}
 
 
+@pytest.mark.slow
 def test_without_weights_the_page_prints_the_note_and_no_predictions(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -86,6 +87,7 @@ def test_without_weights_the_page_prints_the_note_and_no_predictions(
     assert ht.count_hooks(model).total == 0
 
 
+@pytest.mark.slow
 def test_with_a_stand_in_weights_file_the_page_predicts_and_draws_maps(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

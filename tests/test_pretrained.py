@@ -174,6 +174,7 @@ def test_default_recipe_trains_on_class_indices(monkeypatch: pytest.MonkeyPatch)
     assert labels.shape == (32,)
 
 
+@pytest.mark.slow
 def test_retraining_with_the_recipe_reaches_the_stated_accuracy() -> None:
     """The registered recipe trains to about 0.98 again (about 20 s).
 

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager, ExitStack
 from typing import Any
 
+import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -103,6 +104,7 @@ def reference_forward(model: nn.Sequential, x: torch.Tensor) -> list[torch.Tenso
     return outs
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(net=networks(), data=st.data())
 def test_activations_equal_layer_by_layer_outputs(

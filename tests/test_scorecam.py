@@ -130,6 +130,7 @@ def x() -> torch.Tensor:
 TOL = 1e-6
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("weights", ["probability", "channel_softmax"])
 @pytest.mark.parametrize("dead", [0, 5])
 def test_matches_float64_reference(weights: str, dead: int, x: torch.Tensor) -> None:

@@ -27,6 +27,7 @@ def rss_mb() -> float:
     pytest.skip("no VmRSS in /proc/self/status")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not STATUS.exists(), reason="reads the RSS from /proc (Linux)")
 def test_many_mixed_calls_leave_no_hook_and_do_not_grow_memory(
     small_cnn: Callable[[], nn.Module], cam_methods: dict[str, Callable[[nn.Module], Any]]
