@@ -9,8 +9,6 @@ from __future__ import annotations
 from unittest import mock
 
 import torch
-import torch._dynamo
-import torch._dynamo.config as dynamo_config
 from torch import nn
 
 from ._helpers import require_callable, returned_type
@@ -20,7 +18,11 @@ from ._registry import Problem, Values, exercise, prose
 prose("32c.2", "32c.3")
 
 
+# torch._dynamo is imported where the check runs, not with the package: it took 1.3 s of
+# the 3.2 s of `import hooks_tutorial` (python -X importtime), paid by every page's reader
 def _settings() -> tuple[bool, bool]:
+    from torch._dynamo import config as dynamo_config  # noqa: PLC0415
+
     return dynamo_config.skip_nnmodule_hook_guards, dynamo_config.compiled_autograd
 
 
@@ -70,6 +72,9 @@ def _settings() -> tuple[bool, bool]:
     ),
 )
 def _hook_calls_after_compiling(answer: object) -> Values:
+    from torch import _dynamo as dynamo  # noqa: PLC0415
+    from torch._dynamo import config as dynamo_config  # noqa: PLC0415
+
     hook_calls_after_compiling = require_callable(answer)
     torch.manual_seed(0)
     # Dynamo keeps a limited number of graphs per function (the code of Module._call_impl,
@@ -77,10 +82,10 @@ def _hook_calls_after_compiling(answer: object) -> Values:
     # runs. Discarding the compiled code first makes the check see what compiling does.
     torch.compiler.reset()
     before = _settings()
-    resets = mock.Mock(wraps=torch._dynamo.reset)
+    resets = mock.Mock(wraps=dynamo.reset)
     try:
         # torch.compiler.reset() calls torch._dynamo.reset(): the spy sees both
-        with mock.patch.object(torch._dynamo, "reset", resets):
+        with mock.patch.object(dynamo, "reset", resets):
             count = hook_calls_after_compiling(nn.Linear(4, 4), torch.randn(2, 4))
     finally:
         after = _settings()
