@@ -166,9 +166,10 @@ sphinx_gallery_conf = {
     "image_scrapers": (WebFigures(),),
     "image_srcset": ["2x"],
     # a page per core at a time, each in a worker process (joblib's loky, kept across
-    # chapters), which joblib limits to cores // workers threads: the pages are independent
-    # programs, as a reader runs each alone. The English build from scratch took 2 min 25 s
-    # instead of 2 min 53 s one page after another on two cores, measured back to back
+    # chapters) on cores // workers threads, or on OMP_NUM_THREADS when the builder sets
+    # it (bilingual.reset_torch): the pages are independent programs, as a reader runs
+    # each alone. The English build from scratch took 2 min 25 s instead of 2 min 53 s
+    # one page after another on two cores, measured back to back
     "parallel": os.cpu_count() or 1,
     "only_warn_on_example_error": False,
     "abort_on_example_error": False,

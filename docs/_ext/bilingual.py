@@ -22,7 +22,7 @@ What packages do instead (no code here): gallery edit links are the theme's
 converter (``mathml.py``). Each piece below exists because no
 installed package does its job; the reason is in its docstring.
 - ``reset_torch``: a sphinx-gallery reset hook that undoes global state an
-  example may leave behind (global module hooks, grad mode);
+  example may leave behind (global module hooks, grad mode, thread count);
   ``freeze_survivors`` keeps sphinx-gallery's garbage collection between
   examples cheap.
 - ``localized_downloads`` (loaded from here): Chinese .py/.ipynb/.zip
@@ -138,11 +138,21 @@ def fix_zh_search(app: Sphinx, exception: Exception | None) -> None:
 
 
 def reset_torch(gallery_conf: dict[str, Any], fname: str) -> None:
-    """Undo global torch state that one example could leak into the next."""
+    """Undo global torch state that one example could leak into the next.
+
+    Each page also runs on the number of threads ``OMP_NUM_THREADS`` names, when it
+    is set. sphinx-gallery's workers (``"parallel"`` in conf.py) get it from joblib:
+    cores // workers, or the builder's own value. joblib also sets MKL_NUM_THREADS
+    to its default when the builder did not, and torch takes the smaller of the two,
+    so a build run with ``OMP_NUM_THREADS=2`` ran its pages on one thread.
+    """
     del gallery_conf, fname
     import torch  # noqa: PLC0415 - only the examples' process needs torch
     from torch.nn.modules import module as nn_module  # noqa: PLC0415
 
+    threads = os.environ.get("OMP_NUM_THREADS", "")
+    if threads.isdigit() and int(threads) > 0:
+        torch.set_num_threads(int(threads))
     torch.set_grad_enabled(True)
     for name in (
         "_global_forward_pre_hooks",

@@ -6,6 +6,8 @@ Each piece is called with the few attributes of the Sphinx application it reads
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -138,6 +140,25 @@ def test_reset_torch_removes_global_hooks_and_enables_grad() -> None:
     finally:
         handle.remove()
         torch.set_grad_enabled(True)
+
+
+def test_reset_torch_gives_a_page_the_threads_omp_num_threads_names() -> None:
+    # as in a sphinx-gallery worker of a build run with OMP_NUM_THREADS=2: joblib set
+    # MKL_NUM_THREADS=1, and torch started on one thread
+    code = (
+        "import sys, torch; sys.path.insert(0, sys.argv[1]); import bilingual; "
+        "before = torch.get_num_threads(); bilingual.reset_torch({}, 'plot_x.py'); "
+        "print(before, torch.get_num_threads())"
+    )
+    env = os.environ | {"OMP_NUM_THREADS": "2", "MKL_NUM_THREADS": "1"}
+    result = subprocess.run(
+        [sys.executable, "-c", code, str(DOCS / "_ext")],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+    )
+    assert result.stdout.split() == ["1", "2"]
 
 
 # -- conf.py: the theme's edit_page_url_template ------------------------------------------------
