@@ -26,6 +26,10 @@ TARGETS = [0, 3, 1]
 # float32 maps in [0, 1] from the same formula computed in another order
 # (NumPy against torch): differences are a few float32 ulps (1e-7 here).
 TOL = 1e-6
+# EigenCAM's map is a singular vector, from NumPy's SVD there and torch's here: the two
+# differ by float32 rounding over the gap between the first two singular values, 1.5e-6
+# with torch's generic kernels (ATEN_CPU_CAPABILITY=default). A flipped sign differs by 0.1+.
+SVD_TOL = 1e-5
 
 
 def make_model(fc_scale: float = 1.0) -> nn.Sequential:
@@ -133,5 +137,5 @@ def test_eigencam_maps_equal_up_to_the_sign(x: torch.Tensor) -> None:
     flips = (signed * their_projection).flatten(1).sum(dim=1) < 0
     maps = theirs(pytorch_grad_cam.EigenCAM, model, x)
     # equal where pytorch-grad-cam's SVD kept our sign, different where it flipped it
-    assert gap(ours[~flips], maps[~flips]) < TOL
+    assert gap(ours[~flips], maps[~flips]) < SVD_TOL
     assert all(gap(ours[i], maps[i]) > 0.1 for i in flips.nonzero()[:, 0].tolist())

@@ -19,6 +19,7 @@ user would, once per backend: ``aot_eager`` (about 2 s) and the default,
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -49,8 +50,16 @@ def x() -> torch.Tensor:
 @pytest.mark.slow
 @pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
 def test_gradcam_of_a_compiled_and_used_model_equals_the_eager_map(
-    tiny_cnn: nn.Sequential, x: torch.Tensor, backend: str
+    tiny_cnn: nn.Sequential,
+    x: torch.Tensor,
+    backend: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    # inductor's own cache folder for this test: the machine's (/tmp/torchinductor_<user>)
+    # kept C++ kernels made with AVX-512, and under ATEN_CPU_CAPABILITY=default reusing
+    # them failed to compile ("'at::vec' has not been declared")
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "inductor"))
     eager_map = GradCAM(tiny_cnn, "2")(x)
     compiled = torch.compile(tiny_cnn, backend=backend)
     expected = tiny_cnn(x)
