@@ -156,9 +156,9 @@ def sphinx(session: nox.Session, builder: str, name: str, *options: str) -> None
     # pages' index entries (sphinx-doc/sphinx#12599) and its sitemap lists only the pages
     # it wrote (tests/docs/test_search_entries.py)
     # -j auto where no page runs (gettext; zh_CN reuses the English outputs): two cores
-    # read and write the zh_CN pages in about 43 s instead of 69 s. The English build reads
-    # and writes one page after another: its pages run while they are read, a page per core
-    # (sphinx_gallery_conf["parallel"] in docs/conf.py)
+    # read and write the zh_CN pages in about 43 s instead of 69 s. The English build's
+    # pages run before Sphinx reads any (sphinx-gallery, a page per core: "parallel" in
+    # docs/conf.py); -j auto for its reading and writing gained 5 s of 140 s, within noise
     parallel = ["-a", "-j", "auto"] if builder == "gettext" or name == "zh_CN" else ["-a"]
     session.run(
         *SPHINX, *parallel, "-b", builder, *options, "-d", str(doctrees), str(DOCS), str(out)
