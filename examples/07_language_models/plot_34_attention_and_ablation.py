@@ -578,8 +578,13 @@ assert direct < 0.5 * lost, (direct, lost)
 # answers of the sentences where it reads the answer's name. Second, make it
 # read the answer's name in the sentences where it reads the subject: a
 # forward hook on ``attn.softmax`` that returns a new pattern replaces it, as
-# the pre-hook on ``attn.out`` replaced a head's output. The LayerNorm's scale
-# stays the one of the unchanged run.
+# the pre-hook on ``attn.out`` replaced a head's output.
+#
+# The LayerNorm's scale stays the one of the unchanged run, so that the two
+# DLAs read the head's output through the same linear map and differ only in
+# what the head writes. The scale of the run where it is made to read the
+# answer's name, another positive number per sentence, would stretch or
+# shrink each sentence's DLA but never flip its sign.
 
 reads_answer, reads_subject = groups["the answer's name"], groups["the subject (10)"]
 answers_there = Counter(lm.VOCAB[token] for token in test.answers[reads_answer].tolist())
@@ -630,6 +635,31 @@ assert answers_there["James"] + answers_there["Jane"] > 0.7 * reads_answer.sum()
 # real pattern, these sentences' answer DLA is +0.49, above)
 assert forced_to_answer[reads_subject].mean() < -1.5, forced_to_answer[reads_subject].mean()
 assert to_answer[reads_subject].mean() > 0, to_answer[reads_subject].mean()
+# "The scale of the run where it is made to read the answer's name ... would stretch or
+# shrink each sentence's DLA but never flip its sign": the same DLA with that run's own
+# scale is the DLA above times scale / own scale, a positive factor (0.47 to 1.22 in a
+# review run, where the mean over the subject-reading sentences was -1.71, not -2.17)
+handles = [
+    model.blocks[1].attn.softmax.register_forward_hook(read_the_answer),
+    model.ln_final.register_forward_pre_hook(lambda module, args: kept.update(forced=args[0])),
+]
+try:
+    with torch.no_grad():
+        model(test.prompts)
+finally:
+    for handle in handles:
+        handle.remove()
+own = kept["forced"][:, -1]
+own_scale = (own.var(-1, unbiased=False, keepdim=True) + model.ln_final.eps).sqrt()
+with torch.no_grad():
+    own_logits = model.unembed(model.ln_final.weight * centred / own_scale)
+own_to_answer = own_logits.gather(1, test.answers[:, None])[:, 0]
+ratio = (scale / own_scale)[:, 0]
+assert not torch.allclose(ratio, torch.ones_like(ratio))  # the scales do differ
+assert (ratio > 0).all()
+torch.testing.assert_close(own_to_answer, forced_to_answer * ratio)
+# and the conclusion drawn from the mean holds with either scale
+assert own_to_answer[reads_subject].mean() < 0, own_to_answer[reads_subject].mean()
 assert ht.count_hooks(model).total == 0
 # sphinx_gallery_end_ignore
 

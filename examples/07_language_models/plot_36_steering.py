@@ -293,8 +293,9 @@ assert NAME_IDS[block_0_lens.argmin()] == MARY, lm.VOCAB[NAME_IDS[block_0_lens.a
 # Every answer becomes John. Block 0's direction is not too short: it
 # points the other way, towards John, the subject of set 1. After block 0
 # the last position holds only a faint trace of the subject's own name:
-# read on its own by the logit lens (:doc:`plot_33_logit_lens`), the
-# direction ranks John first among the sixteen names and Mary last, and
+# read on its own by the logit lens (the final LayerNorm and the unembedding
+# alone; see :doc:`plot_33_logit_lens`), the direction ranks John first
+# among the sixteen names and Mary last, and
 # made large, it makes the model say John. Block 1 brings the subject to
 # the last position, with the head that
 # :doc:`plot_34_attention_and_ablation` and
@@ -719,9 +720,9 @@ assert reading[MARY] > 0
 # say it. A difference of means between two subjects is therefore a
 # direction for one name against the other.
 #
-# Read on its own by the logit lens (:doc:`plot_33_logit_lens`), that is by
-# the final LayerNorm and the unembedding alone, the direction ranks Sam
-# first among the sixteen names, Mary second and John last. That is where it breaks: from ``alpha`` 7.5 the push
+# Read on its own by the logit lens, as block 0's direction was above, the
+# direction ranks Sam first among the sixteen names, Mary second and John
+# last. That is where it breaks: from ``alpha`` 7.5 the push
 # outweighs the rest of the residual, and the model says the name the
 # direction alone says, Sam. The two sets differ only in the subject, so the
 # difference of means carries what changing the subject changes at the last
