@@ -639,16 +639,10 @@ assert to_answer[reads_subject].mean() > 0, to_answer[reads_subject].mean()
 # shrink each sentence's DLA but never flip its sign": the same DLA with that run's own
 # scale is the DLA above times scale / own scale, a positive factor (0.47 to 1.22 in a
 # review run, where the mean over the subject-reading sentences was -1.71, not -2.17)
-handles = [
-    model.blocks[1].attn.softmax.register_forward_hook(read_the_answer),
-    model.ln_final.register_forward_pre_hook(lambda module, args: kept.update(forced=args[0])),
-]
-try:
-    with torch.no_grad():
-        model(test.prompts)
-finally:
-    for handle in handles:
-        handle.remove()
+with ht.HookGroup() as hooks, torch.no_grad():  # the page shows HookGroup further down
+    hooks.forward(model.blocks[1].attn.softmax, read_the_answer)
+    hooks.forward_pre(model.ln_final, lambda module, args: kept.update(forced=args[0]))
+    model(test.prompts)
 own = kept["forced"][:, -1]
 own_scale = (own.var(-1, unbiased=False, keepdim=True) + model.ln_final.eps).sqrt()
 with torch.no_grad():
