@@ -9,7 +9,7 @@ Statically, on every download of both languages:
   Jupyter would show raw;
 - each page's Chinese script and notebook hold the same code as the English
   ones, and the English notebook the same code as the English script (the
-  script's syntax tree without its docstring; the notebooks' code cells);
+  syntax trees without docstrings, which are prose like the comments);
 - the helper modules a page links (``_ddp_worker.py``) are the same in both
   languages, and every zip holds the same files as the page's own downloads.
 
@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import ast
-import io
 import json
 import os
 import re
@@ -34,7 +33,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import tokenize
 import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -72,12 +70,20 @@ def rest_in_markdown(notebook: Path) -> list[str]:
     return problems
 
 
-def script_code(source: bytes) -> str:
-    """A script's code: its syntax tree without the module docstring (comments are prose)."""
+def script_code(source: str | bytes) -> str:
+    """Code without its prose: the syntax tree (no comments) without docstrings.
+
+    The module docstring is the page's introduction; the zh_CN downloads translate the
+    comments and the functions' and classes' docstrings (docs/_ext/code_comments.py).
+    """
     tree = ast.parse(source)
-    first = tree.body[0] if tree.body else None
-    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
-        tree.body = tree.body[1:]
+    for node in [tree, *ast.walk(tree)]:
+        if not isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        first = node.body[0] if node.body else None
+        value = first.value if isinstance(first, ast.Expr) else None
+        if isinstance(value, ast.Constant) and isinstance(value.value, str):
+            node.body = node.body[1:] or [ast.Pass()]
     return ast.dump(tree)
 
 
@@ -85,16 +91,9 @@ def code_cells(notebook: bytes) -> list[str]:
     return ["".join(c["source"]) for c in json.loads(notebook)["cells"] if c["cell_type"] == "code"]
 
 
-def uncommented(cells: list[str]) -> list[list[tuple[int, str]]]:
-    """Each cell's tokens without its comments: the zh_CN pages translate the comments."""
-    return [
-        [
-            (t.type, t.string)
-            for t in tokenize.generate_tokens(io.StringIO(cell).readline)
-            if t.type not in (tokenize.COMMENT, tokenize.NL)
-        ]
-        for cell in cells
-    ]
+def uncommented(cells: list[str]) -> list[str]:
+    """Each cell's code without its prose (``script_code``): the zh_CN pages translate it."""
+    return [script_code(cell) for cell in cells]
 
 
 def same_code(files: list[Path], html: Path) -> list[str]:
@@ -109,7 +108,7 @@ def same_code(files: list[Path], html: Path) -> list[str]:
         script = by_name.get(("en", f"{stem}.py"))
         if script is None:
             problems.append(f"{name}: no English script next to the notebook")
-        elif script_code(script.read_bytes()) != ast.dump(ast.parse("\n".join(cells))):
+        elif script_code(script.read_bytes()) != script_code("\n".join(cells)):
             problems.append(f"{script.name}: the English script's code differs from its notebook's")
         zh_notebook, zh_script = by_name.get(("zh_CN", name)), by_name.get(("zh_CN", f"{stem}.py"))
         if zh_notebook is None or zh_script is None:

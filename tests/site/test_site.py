@@ -21,7 +21,7 @@ from sitecheck import EXAMPLES, HTML, prose
 from sphinx_gallery.py_source_parser import remove_ignore_blocks
 
 sys.path.insert(0, str(Path(__file__).parents[2] / "docs" / "_ext"))
-from code_comments import HAN, code_tokens, comments  # docs/_ext, put on the path above
+from code_comments import HAN, code_tokens, comments, docstrings  # docs/_ext, on the path above
 from download_language import marked_script
 from figure_texts import TEXTS, has_words, message
 from PIL import Image, ImageChops
@@ -243,6 +243,11 @@ def _comment_texts(codes: list[str]) -> list[str]:
     return [c.text for code in codes for c in comments(code, words_only=False)]
 
 
+def _english_docstrings(codes: list[str]) -> list[str]:
+    """The docstrings of functions and classes in ``codes`` that have no Chinese."""
+    return [d.text for code in codes for d in docstrings(code) if not HAN.search(d.text)]
+
+
 def _english(texts: list[str]) -> list[str]:
     """The comments that have an English word and no Chinese."""
     return [t for t in texts if re.search(r"[A-Za-z]{2,}", t) and not HAN.search(t)]
@@ -257,7 +262,8 @@ def test_the_listed_pages_exist() -> None:
 @pytest.mark.parametrize("page", _comment_pages())
 def test_chinese_code_comments_are_chinese(page: str) -> None:
     """On a listed page, every comment with words is Chinese: on the page, in the script and
-    in the notebook, and there are as many as in English (none dropped)."""
+    in the notebook, and there are as many as in English (none dropped); so is every
+    docstring of a function or class (code_tokens, above, sees one dropped)."""
     en_page, zh_page = (
         _comment_texts(_page_code(page, "en")),
         _comment_texts(_page_code(page, "zh_CN")),
@@ -272,12 +278,19 @@ def test_chinese_code_comments_are_chinese(page: str) -> None:
     assert not _english(script), "English comments in the zh_CN script"
     notebook = _comment_texts(_cells(_download("zh_CN", page, "jupyter"), "code"))
     assert not _english(notebook), "English comments in the notebook"
+    assert not _english_docstrings(_page_code(page, "zh_CN")), "English docstrings on the page"
+    assert not _english_docstrings([zh_py]), "English docstrings in the zh_CN script"
+    zh_cells = _cells(_download("zh_CN", page, "jupyter"), "code")
+    assert not _english_docstrings(zh_cells), "English docstrings in the notebook"
 
 
 def test_comment_checks_fail_on_english_left_behind() -> None:
-    """The test above sees one English comment among Chinese ones."""
+    """The test above sees one English comment among Chinese ones, and an English
+    docstring among Chinese ones."""
     code = "x = 1  # 一个\ny = 2  # still English\nz = [1, 2]  # [2]\n"
     assert _english(_comment_texts([code])) == ["still English"]
+    code = 'def f():\n    """返回 ``x``。"""\n\n\ndef g():\n    """Still English."""\n'
+    assert _english_docstrings([code]) == ["Still English."]
 
 
 def _figure_srcs(page: str, language: str) -> list[str]:
