@@ -9,11 +9,9 @@ and downloads of every page are checked without a browser in
 
 from __future__ import annotations
 
-import ast
-import io
 import json
 import re
-import tokenize
+import sys
 import zipfile
 from collections.abc import Callable
 from html import unescape
@@ -22,6 +20,10 @@ from typing import Any
 
 import pytest
 from builtsite import CJK, EXAMPLES, GALLERY_PAGES, HTML
+
+# the rule of `nox -s downloads`: the same syntax tree, comments and docstrings set aside
+sys.path.insert(0, str(Path(__file__).parents[1] / "tests" / "downloads"))
+from run_downloads import script_code
 
 
 @pytest.mark.parametrize(
@@ -222,31 +224,10 @@ def test_edit_link_points_to_the_example_script(open_page: Callable[..., Any]) -
             assert (EXAMPLES / f"{rel}.py").is_file()
 
 
-def _tokens(source: str) -> list[tuple[int, str]]:
-    """Source's tokens without its comments (the zh_CN pages translate the comments)."""
-    tokens = tokenize.generate_tokens(io.StringIO(source).readline)
-    return [(t.type, t.string) for t in tokens if t.type not in (tokenize.COMMENT, tokenize.NL)]
-
-
-def _code(script: bytes) -> tuple[str, list[tuple[int, str]]]:
-    """The script's code: its syntax tree and its tokens, without docstring or comments."""
-    tree = ast.parse(script)
-    if (
-        tree.body
-        and isinstance(tree.body[0], ast.Expr)
-        and isinstance(tree.body[0].value, ast.Constant)
-    ):
-        start = tree.body[0].end_lineno or 0
-        tree.body = tree.body[1:]
-    else:
-        start = 0
-    lines = script.decode().split("\n")[start:]
-    return ast.dump(tree), _tokens("\n".join(lines))
-
-
-def _code_cells(notebook: bytes) -> list[list[tuple[int, str]]]:
+def _code_cells(notebook: bytes) -> list[str]:
+    """Each code cell's code without its prose (comments, docstrings)."""
     cells = json.loads(notebook)["cells"]
-    return [_tokens("".join(c["source"])) for c in cells if c["cell_type"] == "code"]
+    return [script_code("".join(c["source"])) for c in cells if c["cell_type"] == "code"]
 
 
 @pytest.mark.parametrize("language", ["zh_CN", "en"])
@@ -274,7 +255,7 @@ def test_downloads_speak_the_page_language(
         assert not prose, "the English download contains Chinese"
         return
     assert len(prose) > 100, "the Chinese download has no Chinese prose"
-    assert _code(files[language, "python"]) == _code(files["en", "python"])
+    assert script_code(files[language, "python"]) == script_code(files["en", "python"])
     assert _code_cells(notebook) == _code_cells(files["en", "jupyter"])
     markdown = "".join(
         "".join(c["source"]) for c in json.loads(notebook)["cells"] if c["cell_type"] == "markdown"
