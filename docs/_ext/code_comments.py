@@ -172,7 +172,7 @@ def _paragraphs(text: str) -> str:
 def docstrings(code: str) -> list[Docstring]:
     """The docstrings of ``code``'s functions and classes that are messages, in order.
 
-    None when ``code`` reads ``__doc__``: its docstrings are data (see the module's
+    Empty when ``code`` reads ``__doc__``: its docstrings are data (see the module's
     docstring). Those in hidden blocks and those without an ASCII word are not messages.
     """
     if re.search(r"\b__doc__\b", code):
